@@ -1,0 +1,45 @@
+# chronos: the two commands a new machine needs are `make demo` and `make test`.
+GO      ?= go
+PKGS    ?= ./...
+# Race-enabled tests on two cores stay well under ten minutes.
+TESTFLAGS ?= -race -timeout 9m
+
+.PHONY: all demo test lint generate bench vectors fuzz ensure-redis help
+
+all: lint test
+
+help:
+	@echo "make demo      run the example (embedded demo-only Redis unless REDIS_URL is set)"
+	@echo "make test      go test -race ./... against private redis-server processes"
+	@echo "make lint      gofmt check + go vet"
+	@echo "make generate  go generate ./..."
+	@echo "make bench     benchmarks (ours side by side with the incumbents)"
+	@echo "make vectors   regenerate Quartz test vectors (needs Java + libquartz2-java)"
+	@echo "make fuzz      run each fuzz target for FUZZTIME (default 30s)"
+
+demo:
+	$(GO) run ./examples/demo
+
+ensure-redis:
+	@./scripts/ensure-redis.sh
+
+test: ensure-redis
+	$(GO) test $(TESTFLAGS) $(PKGS)
+
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+generate:
+	$(GO) generate $(PKGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./runtime/...
+
+vectors:
+	./tools/quartzoracle/run.sh
+
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./runtime/cron

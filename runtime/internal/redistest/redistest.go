@@ -1,0 +1,280 @@
+// Package redistest starts private redis-server processes for tests.
+//
+// Every test that needs Redis gets its own server: a real redis-server
+// binary listening on a free loopback port, with its data directory in
+// t.TempDir(). Fault tests can Kill and Restart it. Setting REDIS_URL makes
+// Start use that server instead (it is flushed first, so point it at a
+// dedicated instance and run with -p 1); Kill and Restart then skip the test.
+//
+// The package is shaped so that a Redis Cluster (several Servers started with
+// cluster mode and joined) can be added beside Start without changing callers:
+// callers only see a redis.UniversalClient.
+package redistest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configure a private server. The zero value is a server without
+// persistence, which is what most tests want.
+type Options struct {
+	// AOF turns on the append-only file (appendfsync always), so Restart
+	// after Kill keeps every acknowledged write.
+	AOF bool
+}
+
+// Server is a redis-server process owned by one test.
+type Server struct {
+	t    testing.TB
+	opts Options
+	dir  string
+	port int
+	url  string // set when REDIS_URL points at an external server
+
+	mu      sync.Mutex
+	proc    *os.Process
+	exited  chan struct{} // closed when proc has been reaped
+	clients []*redis.Client
+}
+
+// Start launches a private redis-server for t (or connects to REDIS_URL) and
+// registers its cleanup. It fails the test with an install hint when
+// redis-server is not on PATH.
+func Start(t testing.TB, opts ...Options) *Server {
+	t.Helper()
+	s := &Server{t: t}
+	if len(opts) > 0 {
+		s.opts = opts[0]
+	}
+	if u := os.Getenv("REDIS_URL"); u != "" {
+		s.url = u
+		c := s.Client()
+		if err := c.FlushDB(context.Background()).Err(); err != nil {
+			t.Fatalf("redistest: REDIS_URL=%s: %v", u, err)
+		}
+		return s
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatalf("redistest: redis-server not found on PATH: install the Debian package redis-server " +
+			"(`make test` does this when run as root) or set REDIS_URL to a dedicated Redis")
+	}
+	s.dir = t.TempDir()
+	t.Cleanup(s.cleanup)
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if s.port, err = freePort(); err != nil {
+			continue
+		}
+		if err = s.launch(); err == nil {
+			return s
+		}
+	}
+	t.Fatalf("redistest: start redis-server: %v", err)
+	return nil
+}
+
+// Addr is the host:port of the server.
+func (s *Server) Addr() string {
+	if s.url != "" {
+		opt, err := redis.ParseURL(s.url)
+		if err != nil {
+			s.t.Fatalf("redistest: REDIS_URL: %v", err)
+		}
+		return opt.Addr
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
+}
+
+// URL is a redis:// URL for the server, for child processes.
+func (s *Server) URL() string {
+	if s.url != "" {
+		return s.url
+	}
+	return "redis://" + s.Addr()
+}
+
+// External reports whether the server is the one named by REDIS_URL.
+func (s *Server) External() bool { return s.url != "" }
+
+// Client returns a new client for the server, closed when the test ends.
+func (s *Server) Client() redis.UniversalClient {
+	return s.NewClient(nil)
+}
+
+// NewClient returns a client configured by tweak (which may be nil), closed
+// when the test ends.
+func (s *Server) NewClient(tweak func(*redis.Options)) *redis.Client {
+	opt := &redis.Options{Addr: s.Addr()}
+	if s.url != "" {
+		var err error
+		if opt, err = redis.ParseURL(s.url); err != nil {
+			s.t.Fatalf("redistest: REDIS_URL: %v", err)
+		}
+	}
+	if tweak != nil {
+		tweak(opt)
+	}
+	c := redis.NewClient(opt)
+	s.mu.Lock()
+	s.clients = append(s.clients, c)
+	s.mu.Unlock()
+	if s.url != "" {
+		s.t.Cleanup(func() { _ = c.Close() })
+	}
+	return c
+}
+
+// PID is the process ID of the running server, or 0.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.Pid
+}
+
+// Kill stops the server with SIGKILL, as a crash would. Data not yet on disk
+// is lost unless the server was started with AOF.
+func (s *Server) Kill() {
+	s.t.Helper()
+	s.requirePrivate("Kill")
+	s.signal(syscall.SIGKILL)
+}
+
+// Stop stops the server with SIGTERM (a clean shutdown).
+func (s *Server) Stop() {
+	s.t.Helper()
+	s.requirePrivate("Stop")
+	s.signal(syscall.SIGTERM)
+}
+
+// Restart starts the server again on the same port with the same data
+// directory. It kills the old process first if it is still running.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.requirePrivate("Restart")
+	if s.PID() != 0 {
+		s.signal(syscall.SIGKILL)
+	}
+	var err error
+	for attempt := 0; attempt < 50; attempt++ { // the port can linger briefly
+		if err = s.launch(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.t.Fatalf("redistest: restart: %v", err)
+}
+
+func (s *Server) requirePrivate(op string) {
+	if s.url != "" {
+		s.t.Skipf("redistest: %s needs a private redis-server; REDIS_URL is set", op)
+	}
+}
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	proc, exited := s.proc, s.exited
+	s.proc, s.exited = nil, nil
+	s.mu.Unlock()
+	if proc == nil {
+		return
+	}
+	_ = proc.Signal(sig)
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		_ = proc.Kill()
+		<-exited
+	}
+}
+
+func (s *Server) launch() error {
+	args := []string{
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--dir", s.dir,
+		"--save", "",
+		"--protected-mode", "no",
+		"--daemonize", "no",
+		"--logfile", filepath.Join(s.dir, "redis.log"),
+	}
+	if s.opts.AOF {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+	}
+	cmd := exec.Command("redis-server", args...)
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	var waitErr error
+	exited := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	probe := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer probe.Close()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+			return fmt.Errorf("redis-server exited (%v): %s", waitErr, tail(log, 400))
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := probe.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			s.mu.Lock()
+			s.proc, s.exited = cmd.Process, exited
+			s.mu.Unlock()
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	<-exited
+	return errors.New("redis-server did not answer PING within 15s")
+}
+
+func (s *Server) cleanup() {
+	s.mu.Lock()
+	clients := s.clients
+	s.clients = nil
+	s.mu.Unlock()
+	for _, c := range clients {
+		_ = c.Close()
+	}
+	if s.PID() != 0 {
+		s.signal(syscall.SIGKILL)
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
