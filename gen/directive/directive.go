@@ -1,0 +1,248 @@
+// Package directive splits the argument text of a //chronos: directive, or
+// the value of a `chronos:"…"` struct tag, into key=value pairs.
+//
+// The grammar is deliberately small so that comments and struct tags read
+// alike and every byte of the input can be traced back to a column:
+//
+//	args   = { space } [ arg { space+ arg } ] { space } .
+//	arg    = key "=" value .
+//	key    = lower { lower | digit | "-" } .
+//	value  = bare | interpreted | raw | single .
+//	bare   = one or more bytes other than space, '"', '`' and '\'' .
+//	interpreted = a Go "…" string literal, with Go escapes .
+//	raw    = a Go `…` raw string literal (no escapes) .
+//	single = '…' (no escapes; it cannot contain '), for struct tags .
+//
+// Space is ' ', '\t', '\r' or '\n'. A quoted value must be followed by
+// space or the end of the input. Parse reports every malformed argument, with
+// byte offsets, and keeps going, so a caller can show all problems at once.
+package directive
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Arg is one key=value pair.
+type Arg struct {
+	Key   string // the key, as written
+	Value string // the value with its quotes removed and escapes applied
+	Quote byte   // 0 for a bare value, else '"', '`' or '\''
+
+	KeyOff int // byte offset of the key in the parsed text
+	ValOff int // byte offset of the value's first byte (its opening quote, if any)
+	ValEnd int // byte offset just past the value (past its closing quote, if any)
+
+	// srcOff[i] is the offset in the parsed text of the byte that produced
+	// Value[i]; nil when Value is a verbatim slice of the text.
+	srcOff []int
+}
+
+// Offset maps a byte offset into a.Value (0 <= i <= len(a.Value)) to the
+// byte offset in the parsed text of the character that produced it, so
+// errors found inside a value (such as a bad cron field) point at the exact
+// column even through quotes and escapes.
+func (a Arg) Offset(i int) int {
+	if i < 0 {
+		i = 0
+	}
+	if a.srcOff == nil {
+		start := a.ValOff
+		if a.Quote != 0 {
+			start++
+		}
+		if i > len(a.Value) {
+			i = len(a.Value)
+		}
+		return start + i
+	}
+	if i >= len(a.srcOff) {
+		return a.ValEnd - 1 // the closing quote
+	}
+	return a.srcOff[i]
+}
+
+// Error is a syntax error at a byte offset of the parsed text.
+type Error struct {
+	Off int
+	Msg string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("offset %d: %s", e.Off, e.Msg) }
+
+// Parse splits text into arguments. It returns every well-formed argument
+// and one error per malformed one; it never stops at the first error.
+func Parse(text string) ([]Arg, []*Error) {
+	var (
+		args []Arg
+		errs []*Error
+	)
+	i := 0
+	for {
+		i = skipSpace(text, i)
+		if i >= len(text) {
+			return args, errs
+		}
+		start := i
+		arg, next, err := parseArg(text, i)
+		if err != nil {
+			errs = append(errs, err)
+			// Resynchronise at the next space after the bad argument.
+			next = max(next, start+1)
+			for next < len(text) && !isSpace(text[next]) {
+				next++
+			}
+		} else {
+			args = append(args, arg)
+		}
+		i = next
+	}
+}
+
+func parseArg(text string, i int) (Arg, int, *Error) {
+	a := Arg{KeyOff: i}
+	j := i
+	for j < len(text) && isKeyByte(text[j], j == i) {
+		j++
+	}
+	if j == i {
+		return a, i, &Error{i, fmt.Sprintf("expected key=value, found %s", quoteToken(text, i))}
+	}
+	a.Key = text[i:j]
+	if j >= len(text) || text[j] != '=' {
+		if j < len(text) && !isSpace(text[j]) {
+			return a, j, &Error{j, fmt.Sprintf("invalid character %s in key (keys are lower-case words joined by '-')", quoteRune(text, j))}
+		}
+		return a, j, &Error{i, fmt.Sprintf("missing =value after %q (every argument is key=value)", a.Key)}
+	}
+	j++ // '='
+	a.ValOff = j
+	if j >= len(text) || isSpace(text[j]) {
+		return a, j, &Error{j, fmt.Sprintf("missing value after %s= (write %s=\"\" for an empty value)", a.Key, a.Key)}
+	}
+	switch q := text[j]; q {
+	case '"':
+		val, off, end, err := scanInterpreted(text, j)
+		if err != nil {
+			return a, end, err
+		}
+		a.Quote, a.Value, a.srcOff, j = q, val, off, end
+	case '`', '\'':
+		k := strings.IndexByte(text[j+1:], q)
+		if k < 0 {
+			return a, len(text), &Error{j, fmt.Sprintf("unterminated %c-quoted value", q)}
+		}
+		a.Quote, a.Value, j = q, text[j+1:j+1+k], j+1+k+1
+	default:
+		k := j
+		for k < len(text) && !isSpace(text[k]) {
+			if c := text[k]; c == '"' || c == '`' || c == '\'' {
+				return a, k, &Error{k, fmt.Sprintf("quote %c inside unquoted value; quote the whole value", c)}
+			}
+			k++
+		}
+		a.Value, j = text[j:k], k
+	}
+	a.ValEnd = j
+	if j < len(text) && !isSpace(text[j]) {
+		return a, j, &Error{j, fmt.Sprintf("unexpected %s after quoted value; separate arguments with spaces", quoteRune(text, j))}
+	}
+	return a, j, nil
+}
+
+// scanInterpreted reads the Go string literal starting at text[i] == '"',
+// recording for every produced byte the offset it came from.
+func scanInterpreted(text string, i int) (string, []int, int, *Error) {
+	var (
+		buf []byte
+		off []int
+	)
+	j := i + 1
+	for {
+		if j >= len(text) {
+			return "", nil, len(text), &Error{i, "unterminated \"-quoted value"}
+		}
+		if text[j] == '"' {
+			return string(buf), off, j + 1, nil
+		}
+		v, multibyte, tail, err := strconv.UnquoteChar(text[j:], '"')
+		if err != nil {
+			return "", nil, j + 1, &Error{j, "invalid escape sequence in \"-quoted value"}
+		}
+		n := len(buf)
+		if v < utf8.RuneSelf || !multibyte {
+			buf = append(buf, byte(v))
+		} else {
+			buf = utf8.AppendRune(buf, v)
+		}
+		for range len(buf) - n {
+			off = append(off, j)
+		}
+		j = len(text) - len(tail)
+	}
+}
+
+// Render formats args as text that Parse reads back to the same keys and
+// values: bare where possible, otherwise a Go "…" literal.
+func Render(args []Arg) string {
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(a.Key)
+		b.WriteByte('=')
+		b.WriteString(RenderValue(a.Value))
+	}
+	return b.String()
+}
+
+// RenderValue formats one value: bare when Parse would read it back
+// unchanged, else as a Go "…" literal.
+func RenderValue(v string) string {
+	if v == "" || !utf8.ValidString(v) {
+		return strconv.Quote(v)
+	}
+	for _, r := range v {
+		if r <= ' ' || r == 0x7f || r == '"' || r == '`' || r == '\'' || r == utf8.RuneError {
+			return strconv.Quote(v)
+		}
+	}
+	return v
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+func isKeyByte(c byte, first bool) bool {
+	if 'a' <= c && c <= 'z' {
+		return true
+	}
+	return !first && ('0' <= c && c <= '9' || c == '-')
+}
+
+// quoteToken quotes the space-delimited token at s[i:] for a message.
+func quoteToken(s string, i int) string {
+	j := i
+	for j < len(s) && !isSpace(s[j]) {
+		j++
+	}
+	tok := s[i:j]
+	if len(tok) > 20 {
+		tok = tok[:20] + "…"
+	}
+	return strconv.Quote(tok)
+}
+
+func quoteRune(s string, i int) string {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return strconv.QuoteRune(r)
+}
