@@ -1,0 +1,100 @@
+package rdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrNotFound is returned when a dead letter does not exist.
+var ErrNotFound = errors.New("rdb: not found")
+
+// ListDead returns up to limit dead letters, newest first, skipping offset.
+func (r *RDB) ListDead(ctx context.Context, offset, limit int) ([]*Message, error) {
+	ids, err := r.C.ZRevRange(ctx, r.K.DeadIndex(), int64(offset), int64(offset+limit-1)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("rdb: list dead letters: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	vals, err := r.C.HMGet(ctx, r.K.Dead(), ids...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("rdb: list dead letters: %w", err)
+	}
+	out := make([]*Message, 0, len(vals))
+	for i, v := range vals {
+		s, ok := v.(string)
+		if !ok {
+			continue // deleted between the two reads
+		}
+		m, err := Decode([]byte(s))
+		if err != nil {
+			return nil, fmt.Errorf("rdb: dead letter %s: %w", ids[i], err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// CountDead returns the number of dead letters.
+func (r *RDB) CountDead(ctx context.Context) (int, error) {
+	n, err := r.C.HLen(ctx, r.K.Dead()).Result()
+	if err != nil {
+		return 0, fmt.Errorf("rdb: count dead letters: %w", err)
+	}
+	return int(n), nil
+}
+
+// GetDead returns the dead letter of task id.
+func (r *RDB) GetDead(ctx context.Context, id string) (*Message, error) {
+	s, err := r.C.HGet(ctx, r.K.Dead(), id).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("rdb: dead letter %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rdb: dead letter %s: %w", id, err)
+	}
+	return Decode([]byte(s))
+}
+
+// RequeueDead moves dead letter m.ID back to the stream of m.Queue as m.
+func (r *RDB) RequeueDead(ctx context.Context, m *Message) error {
+	b, err := m.Encode()
+	if err != nil {
+		return err
+	}
+	keys := []string{r.K.Dead(), r.K.DeadIndex(), r.K.Stream(m.Queue)}
+	n, err := requeueDeadScript.Run(ctx, r.C, keys, m.ID, b).Int64()
+	if err != nil {
+		return fmt.Errorf("rdb: requeue dead letter %s: %w", m.ID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("rdb: requeue dead letter %s: %w", m.ID, ErrNotFound)
+	}
+	return nil
+}
+
+// DeleteDead deletes dead letter id.
+func (r *RDB) DeleteDead(ctx context.Context, id string) error {
+	n, err := deleteDeadScript.Run(ctx, r.C, []string{r.K.Dead(), r.K.DeadIndex()}, id).Int64()
+	if err != nil {
+		return fmt.Errorf("rdb: delete dead letter %s: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("rdb: delete dead letter %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// ListRuns returns up to limit run records of kind, newest first, as
+// field/value maps.
+func (r *RDB) ListRuns(ctx context.Context, kind string, limit int) ([]redis.XMessage, error) {
+	msgs, err := r.C.XRevRangeN(ctx, r.K.Runs(kind), "+", "-", int64(limit)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("rdb: list runs of %q: %w", kind, err)
+	}
+	return msgs, nil
+}

@@ -1,0 +1,87 @@
+package rdb
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// EnqueueFunc is a Lua fragment defining the local function
+//
+//	chronos_enqueue(stream, delayed, dedup, wake, msg, id, due_ms, now_ms, dedup_ttl_ms) -> {id, duplicate}
+//
+// which adds one encoded task to a queue: to its stream when due_ms <= now_ms,
+// otherwise to its delayed set (publishing on the wake channel when it became
+// the earliest). When dedup_ttl_ms > 0 it first claims the dedup key with
+// SET NX PX; if the key already exists nothing is added and the function
+// returns the ID stored under the key and 1.
+//
+// The enqueue script is this fragment plus one call. To reuse it from
+// another script (the scheduler's fire script does, so that the leader
+// fence, the trigger's dedup key, the task and lastFired change in one
+// atomic step):
+//
+//  1. start the script source with EnqueueFunc;
+//  2. append EnqueueKeys(...) to the script's KEYS and EnqueueArgs(...) to
+//     its ARGV, remembering the 1-based position of the first of each;
+//  3. call it with EnqueueCall(firstKey, firstArg), for example
+//     "local r = " + EnqueueCall(3, 5).
+//
+// All keys must belong to the same namespace (one hash tag, one slot).
+const EnqueueFunc = `
+local function chronos_enqueue(stream, delayed, dedup, wake, msg, id, due, now, ttl)
+  if ttl > 0 then
+    if not redis.call('SET', dedup, id, 'NX', 'PX', ttl) then
+      return {redis.call('GET', dedup) or '', 1}
+    end
+  end
+  if due > now then
+    local first = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
+    redis.call('ZADD', delayed, due, msg)
+    if first[2] == nil or due < tonumber(first[2]) then
+      redis.call('PUBLISH', wake, delayed)
+    end
+  else
+    redis.call('XADD', stream, '*', 'm', msg)
+  end
+  return {id, 0}
+end
+`
+
+// EnqueueKeyCount and EnqueueArgCount are the lengths of EnqueueKeys and
+// EnqueueArgs.
+const (
+	EnqueueKeyCount = 3
+	EnqueueArgCount = 6
+)
+
+// EnqueueKeys returns the KEYS chronos_enqueue needs, in order: the queue
+// stream, the queue's delayed set and the dedup key (a placeholder when
+// dedupKey is empty).
+func (k Keys) EnqueueKeys(queue, dedupKey string) []string {
+	return []string{k.Stream(queue), k.Delayed(queue), k.Dedup(dedupKey)}
+}
+
+// EnqueueArgs returns the ARGV chronos_enqueue needs, in order: the wake
+// channel, the encoded message, its ID, the due time, the current time and
+// the dedup TTL (0 for none). A zero due means now.
+func (k Keys) EnqueueArgs(msg []byte, id string, due, now time.Time, dedupTTL time.Duration) []any {
+	d := now.UnixMilli()
+	if !due.IsZero() {
+		d = due.UnixMilli()
+	}
+	ttl := dedupTTL.Milliseconds()
+	if dedupTTL > 0 && ttl == 0 {
+		ttl = 1
+	}
+	return []any{k.Wake(), msg, id, d, now.UnixMilli(), ttl}
+}
+
+// EnqueueCall returns the Lua expression calling chronos_enqueue with its
+// keys at KEYS[firstKey...] and its arguments at ARGV[firstArg...].
+func EnqueueCall(firstKey, firstArg int) string {
+	k := func(i int) string { return "KEYS[" + strconv.Itoa(firstKey+i) + "]" }
+	a := func(i int) string { return "ARGV[" + strconv.Itoa(firstArg+i) + "]" }
+	return fmt.Sprintf("chronos_enqueue(%s, %s, %s, %s, %s, %s, tonumber(%s), tonumber(%s), tonumber(%s))",
+		k(0), k(1), k(2), a(0), a(1), a(2), a(3), a(4), a(5))
+}

@@ -1,0 +1,80 @@
+// Package rdb is the Redis storage layer of the chronos task queue: the key
+// layout, the task encoding and the Lua scripts that move tasks between
+// states in one round trip each.
+//
+// # Key layout
+//
+// Every key of a namespace starts with the hash tag "{<namespace>}", so all
+// of them hash to one Redis Cluster slot. That is deliberate: the
+// scheduler's fire script must, atomically, check the leader fence, claim
+// the dedup key of a trigger, add the task and record lastFired, and Redis
+// only runs a script atomically over keys of one slot. Every script receives
+// every key it touches in KEYS; no script builds a key name. Deployments that
+// need to spread load over a cluster run several namespaces.
+//
+// The keys, for namespace ns (default "chronos"):
+//
+//	{ns}:q:<queue>        STREAM  ready tasks of a queue; consumer group "chronos"
+//	{ns}:delayed:<queue>  ZSET    delayed tasks and retries; member = encoded task, score = due (unix ms)
+//	{ns}:dedup:<key>      STRING  dedup claim; value = task ID, expires after the caller's TTL
+//	{ns}:dead             HASH    dead letters; field = task ID, value = encoded task with its history
+//	{ns}:dead:index       ZSET    dead letter IDs by time of death (unix ms), for listing and capping
+//	{ns}:runs:<kind>      STREAM  completed-run records of a kind, capped with MAXLEN ~
+//	{ns}:wake             channel PUBLISHed when a delayed task becomes the earliest of its queue
+//
+// This file is the one place that spells these names.
+package rdb
+
+// Group is the consumer group every queue stream is read through.
+const Group = "chronos"
+
+// DefaultNamespace is the namespace used when none is configured.
+const DefaultNamespace = "chronos"
+
+// Keys names the Redis keys of one namespace. The zero value is not useful;
+// use NewKeys.
+type Keys struct {
+	prefix string // "{ns}:"
+}
+
+// NewKeys returns the key names of namespace ns ("" means DefaultNamespace).
+func NewKeys(ns string) Keys {
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	return Keys{prefix: "{" + ns + "}:"}
+}
+
+// Prefix is the common prefix of every key of the namespace, hash tag
+// included ("{ns}:"). Other packages that add keys to the namespace (the
+// scheduler) build their names from it so that they share the slot.
+func (k Keys) Prefix() string { return k.prefix }
+
+// Stream is the stream of ready tasks of queue.
+func (k Keys) Stream(queue string) string { return k.prefix + "q:" + queue }
+
+// Delayed is the sorted set of delayed tasks and retries of queue.
+func (k Keys) Delayed(queue string) string { return k.prefix + "delayed:" + queue }
+
+// Dedup is the dedup claim key for a user-supplied dedup key. An empty key
+// names a placeholder that is never written, so scripts can take a fixed
+// number of KEYS.
+func (k Keys) Dedup(key string) string {
+	if key == "" {
+		return k.prefix + "dedup"
+	}
+	return k.prefix + "dedup:" + key
+}
+
+// Dead is the hash of dead-lettered tasks.
+func (k Keys) Dead() string { return k.prefix + "dead" }
+
+// DeadIndex is the sorted set ordering dead letters by time of death.
+func (k Keys) DeadIndex() string { return k.prefix + "dead:index" }
+
+// Runs is the capped stream of completed-run records of kind.
+func (k Keys) Runs(kind string) string { return k.prefix + "runs:" + kind }
+
+// Wake is the pub/sub channel that tells forwarders a delayed task became
+// due earlier than they planned.
+func (k Keys) Wake() string { return k.prefix + "wake" }

@@ -1,0 +1,251 @@
+package rdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RDB runs the queue's Redis operations for one namespace.
+type RDB struct {
+	C redis.UniversalClient
+	K Keys
+}
+
+// New returns an RDB for namespace ns over c.
+func New(c redis.UniversalClient, ns string) *RDB {
+	return &RDB{C: c, K: NewKeys(ns)}
+}
+
+// Entry is one stream entry delivered to this process.
+type Entry struct {
+	Queue      string
+	ID         string // stream entry ID
+	Msg        string // encoded Message
+	Deliveries int64  // set by Reclaim; 0 for first deliveries
+}
+
+// IsNoGroup reports whether err says a stream or its consumer group is
+// missing (after a Redis restart without persistence, or before the first
+// server started).
+func IsNoGroup(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "NOGROUP")
+}
+
+// EnsureGroup creates the consumer group of queue, and the stream if needed.
+// The group starts at ID 0, so entries added before it existed are read too.
+func (r *RDB) EnsureGroup(ctx context.Context, queue string) error {
+	err := r.C.XGroupCreateMkStream(ctx, r.K.Stream(queue), Group, "0").Err()
+	if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
+		return fmt.Errorf("rdb: create consumer group for queue %q: %w", queue, err)
+	}
+	return nil
+}
+
+// Enqueue adds the encoded message msg (whose ID is id) to queue, delayed
+// until due if due is after now, claiming dedupKey for dedupTTL first when
+// dedupTTL > 0. It returns the ID of the task that holds the dedup key and
+// whether this call was a duplicate.
+func (r *RDB) Enqueue(ctx context.Context, queue string, msg []byte, id string, due, now time.Time, dedupKey string, dedupTTL time.Duration) (string, bool, error) {
+	if dedupTTL <= 0 {
+		dedupKey = ""
+	}
+	res, err := enqueueScript.Run(ctx, r.C, r.K.EnqueueKeys(queue, dedupKey), r.K.EnqueueArgs(msg, id, due, now, dedupTTL)...).Slice()
+	if err != nil {
+		return "", false, fmt.Errorf("rdb: enqueue to %q: %w", queue, err)
+	}
+	if len(res) != 2 {
+		return "", false, fmt.Errorf("rdb: enqueue to %q: unexpected reply %v", queue, res)
+	}
+	got, _ := res[0].(string)
+	dup, _ := res[1].(int64)
+	return got, dup == 1, nil
+}
+
+// Fetch reads up to n new entries for consumer from queues, without
+// blocking, draining earlier queues first.
+func (r *RDB) Fetch(ctx context.Context, consumer string, queues []string, n int) ([]Entry, error) {
+	keys := make([]string, len(queues))
+	for i, q := range queues {
+		keys[i] = r.K.Stream(q)
+	}
+	res, err := fetchScript.Run(ctx, r.C, keys, Group, consumer, n).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("rdb: fetch: %w", err)
+	}
+	out := make([]Entry, 0, len(res)/3)
+	for i := 0; i+2 < len(res); i += 3 {
+		qi, _ := res[i].(int64)
+		id, _ := res[i+1].(string)
+		msg, _ := res[i+2].(string)
+		if qi < 1 || int(qi) > len(queues) {
+			return nil, fmt.Errorf("rdb: fetch: bad queue index %d", qi)
+		}
+		out = append(out, Entry{Queue: queues[qi-1], ID: id, Msg: msg})
+	}
+	return out, nil
+}
+
+// BlockFetch waits up to block for new entries on any of queues and returns
+// up to n of each queue that has some. It returns no entries and no error
+// when block passes without any.
+func (r *RDB) BlockFetch(ctx context.Context, consumer string, queues []string, n int, block time.Duration) ([]Entry, error) {
+	streams := make([]string, 0, 2*len(queues))
+	for _, q := range queues {
+		streams = append(streams, r.K.Stream(q))
+	}
+	for range queues {
+		streams = append(streams, ">")
+	}
+	if block < time.Millisecond {
+		block = time.Millisecond
+	}
+	res, err := r.C.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group: Group, Consumer: consumer, Streams: streams, Count: int64(n), Block: block,
+	}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rdb: blocking fetch: %w", err)
+	}
+	var out []Entry
+	for _, s := range res {
+		q := s.Stream[len(r.K.Stream("")):]
+		for _, m := range s.Messages {
+			msg, _ := m.Values["m"].(string)
+			out = append(out, Entry{Queue: q, ID: m.ID, Msg: msg})
+		}
+	}
+	return out, nil
+}
+
+// Outcome is how a delivery ended.
+type Outcome string
+
+// The outcomes of a delivery.
+const (
+	Done  Outcome = "done"  // succeeded; the entry is acknowledged and deleted
+	Retry Outcome = "retry" // failed; the updated message waits in the delayed set
+	Dead  Outcome = "dead"  // failed for good; the message moves to the dead letters
+)
+
+// Finish describes the end of one delivery.
+type Finish struct {
+	Queue    string
+	EntryID  string
+	Outcome  Outcome
+	TaskID   string
+	Kind     string
+	Msg      []byte    // updated message (Retry and Dead)
+	At       time.Time // due time (Retry) or time of death (Dead)
+	RunsCap  int       // keep about this many run records per kind; 0 keeps none
+	DeadCap  int       // keep at most this many dead letters
+	RunAttrs []any     // run record field/value pairs
+}
+
+// Finish ends a delivery in one round trip. It reports false when the entry
+// had already been finished by another worker (after a recovery), in which
+// case nothing was changed.
+func (r *RDB) Finish(ctx context.Context, f *Finish) (bool, error) {
+	keys := []string{r.K.Stream(f.Queue), r.K.Runs(f.Kind), r.K.Delayed(f.Queue), r.K.Dead(), r.K.DeadIndex()}
+	args := make([]any, 0, 9+len(f.RunAttrs))
+	var score int64
+	if !f.At.IsZero() {
+		score = f.At.UnixMilli()
+	}
+	msg := f.Msg
+	if msg == nil {
+		msg = []byte{}
+	}
+	args = append(args, Group, f.EntryID, string(f.Outcome), f.RunsCap, f.TaskID, msg, score, r.K.Wake(), f.DeadCap)
+	args = append(args, f.RunAttrs...)
+	n, err := finishScript.Run(ctx, r.C, keys, args...).Int64()
+	if err != nil {
+		return false, fmt.Errorf("rdb: finish task %s (%s): %w", f.TaskID, f.Outcome, err)
+	}
+	return n == 1, nil
+}
+
+// Forward moves up to limit delayed tasks of queue that are due at now to
+// its stream. It returns how many it moved and when the earliest remaining
+// one is due (zero if none).
+func (r *RDB) Forward(ctx context.Context, queue string, now time.Time, limit int) (int, time.Time, error) {
+	res, err := forwardScript.Run(ctx, r.C, []string{r.K.Delayed(queue), r.K.Stream(queue)}, now.UnixMilli(), limit).Slice()
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("rdb: forward delayed tasks of %q: %w", queue, err)
+	}
+	if len(res) != 2 {
+		return 0, time.Time{}, fmt.Errorf("rdb: forward delayed tasks of %q: unexpected reply %v", queue, res)
+	}
+	moved, _ := res[0].(int64)
+	var next time.Time
+	if s, _ := res[1].(string); s != "-1" {
+		ms, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, time.Time{}, fmt.Errorf("rdb: forward delayed tasks of %q: bad score %q", queue, s)
+		}
+		next = time.UnixMilli(int64(ms))
+	}
+	return int(moved), next, nil
+}
+
+// Reclaim takes over up to count entries of queue whose lease (idle time)
+// exceeds minIdle, scanning the pending list from cursor ("0-0" to start).
+// It returns them with their delivery counts and the cursor for the next
+// call ("0-0" once the scan wrapped around).
+func (r *RDB) Reclaim(ctx context.Context, queue, consumer string, minIdle time.Duration, cursor string, count int) ([]Entry, string, error) {
+	res, err := reclaimScript.Run(ctx, r.C, []string{r.K.Stream(queue)}, Group, consumer, minIdle.Milliseconds(), cursor, count).Slice()
+	if err != nil {
+		return nil, cursor, fmt.Errorf("rdb: reclaim expired leases of %q: %w", queue, err)
+	}
+	if len(res) == 0 {
+		return nil, "0-0", nil
+	}
+	next, _ := res[0].(string)
+	var out []Entry
+	for i := 1; i+2 < len(res); i += 3 {
+		id, _ := res[i].(string)
+		msg, _ := res[i+1].(string)
+		n, _ := res[i+2].(int64)
+		out = append(out, Entry{Queue: queue, ID: id, Msg: msg, Deliveries: n})
+	}
+	return out, next, nil
+}
+
+// Extend renews consumer's leases on the entries ids of queue and returns
+// the IDs whose lease was already lost to another consumer.
+func (r *RDB) Extend(ctx context.Context, queue, consumer string, ids []string) ([]string, error) {
+	return r.lease(ctx, queue, consumer, ids, 0)
+}
+
+// Release gives consumer's entries ids of queue back for immediate recovery
+// by any worker, without counting the delivery.
+func (r *RDB) Release(ctx context.Context, queue, consumer string, ids []string, idle time.Duration) error {
+	if idle < time.Millisecond {
+		idle = time.Millisecond
+	}
+	_, err := r.lease(ctx, queue, consumer, ids, idle)
+	return err
+}
+
+func (r *RDB) lease(ctx context.Context, queue, consumer string, ids []string, idle time.Duration) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, 3+len(ids))
+	args = append(args, Group, consumer, idle.Milliseconds())
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	lost, err := leaseScript.Run(ctx, r.C, []string{r.K.Stream(queue)}, args...).StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("rdb: lease on %d tasks of %q: %w", len(ids), queue, err)
+	}
+	return lost, nil
+}

@@ -1,0 +1,147 @@
+package rdb
+
+import "github.com/redis/go-redis/v9"
+
+// The scripts below each do one state change in one round trip. Every key
+// they touch arrives in KEYS (see keys.go); none is built in Lua.
+
+// enqueueScript adds a task. KEYS and ARGV as EnqueueKeys and EnqueueArgs.
+var enqueueScript = redis.NewScript(EnqueueFunc + "return " + EnqueueCall(1, 1))
+
+// fetchScript reads up to ARGV[3] new entries for consumer ARGV[2] of group
+// ARGV[1], from the streams in KEYS in order: earlier streams are drained
+// first, which is how queue priority is applied within one fetch. It returns
+// a flat list of (stream index, entry ID, encoded message) triples.
+var fetchScript = redis.NewScript(`
+local n = tonumber(ARGV[3])
+local out = {}
+for i, key in ipairs(KEYS) do
+  if n <= 0 then break end
+  local res = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', n, 'STREAMS', key, '>')
+  if res then
+    for _, e in ipairs(res[1][2]) do
+      out[#out+1] = i
+      out[#out+1] = e[1]
+      out[#out+1] = (e[2] and e[2][2]) or ''
+      n = n - 1
+    end
+  end
+end
+return out
+`)
+
+// finishScript ends one delivery of a task.
+//
+//	KEYS: stream, runs, delayed, dead, dead index
+//	ARGV: group, entry ID, outcome ("done", "retry" or "dead"), runs cap,
+//	      task ID, encoded message, score (due time for retry, death time
+//	      for dead), wake channel, dead cap, then run-record field/value pairs
+//
+// The XACK is the guard: if the entry was no longer pending (another worker
+// recovered it and finished first) nothing else happens and the script
+// returns 0, so bookkeeping is done once per delivery however many workers
+// ran it.
+var finishScript = redis.NewScript(`
+if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('XDEL', KEYS[1], ARGV[2])
+local outcome = ARGV[3]
+if outcome == 'retry' then
+  local due = tonumber(ARGV[7])
+  local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+  redis.call('ZADD', KEYS[3], due, ARGV[6])
+  if first[2] == nil or due < tonumber(first[2]) then
+    redis.call('PUBLISH', ARGV[8], KEYS[3])
+  end
+elseif outcome == 'dead' then
+  redis.call('HSET', KEYS[4], ARGV[5], ARGV[6])
+  redis.call('ZADD', KEYS[5], ARGV[7], ARGV[5])
+  local over = redis.call('ZCARD', KEYS[5]) - tonumber(ARGV[9])
+  if over > 0 then
+    local old = redis.call('ZRANGE', KEYS[5], 0, over - 1)
+    redis.call('ZREMRANGEBYRANK', KEYS[5], 0, over - 1)
+    redis.call('HDEL', KEYS[4], unpack(old))
+  end
+end
+if tonumber(ARGV[4]) > 0 and #ARGV > 9 then
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', unpack(ARGV, 10))
+end
+return 1
+`)
+
+// forwardScript moves up to ARGV[2] delayed tasks due at or before ARGV[1]
+// (unix ms) from the delayed set KEYS[1] to the stream KEYS[2]. It returns
+// the number moved and the score of the earliest task left ("-1" if none),
+// so the forwarder can sleep exactly until then.
+var forwardScript = redis.NewScript(`
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+for _, m in ipairs(due) do
+  redis.call('XADD', KEYS[2], '*', 'm', m)
+end
+if #due > 0 then
+  redis.call('ZREM', KEYS[1], unpack(due))
+end
+local nxt = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return {#due, nxt[2] or '-1'}
+`)
+
+// reclaimScript takes over entries of stream KEYS[1] that have been pending
+// longer than ARGV[3] ms, for consumer ARGV[2] of group ARGV[1], scanning the
+// pending list from cursor ARGV[4] and claiming at most ARGV[5]. It returns
+// the next cursor followed by (entry ID, encoded message, delivery count)
+// triples; the count includes this delivery.
+var reclaimScript = redis.NewScript(`
+local res = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5])
+local out = {res[1]}
+for _, e in ipairs(res[2]) do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], e[1], e[1], 1)
+  local n = 0
+  if p[1] then n = p[1][4] end
+  out[#out+1] = e[1]
+  out[#out+1] = (e[2] and e[2][2]) or ''
+  out[#out+1] = n
+end
+return out
+`)
+
+// leaseScript renews or releases the leases of consumer ARGV[2] (group
+// ARGV[1]) on the entries ARGV[4...] of stream KEYS[1]. With ARGV[3] = "0" it
+// resets their idle time (the heartbeat); otherwise it sets their idle time
+// to ARGV[3] ms, so the recoverer hands them to another worker at once, and
+// gives back the delivery it did not use. Entries that another consumer has
+// taken are left alone and returned: their lease is lost.
+var leaseScript = redis.NewScript(`
+local lost = {}
+for i = 4, #ARGV do
+  local id = ARGV[i]
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
+  if p[1] and p[1][2] == ARGV[2] then
+    if ARGV[3] == '0' then
+      redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, id, 'JUSTID')
+    else
+      local rc = p[1][4] - 1
+      if rc < 0 then rc = 0 end
+      redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, id, 'IDLE', ARGV[3], 'RETRYCOUNT', rc, 'JUSTID')
+    end
+  else
+    lost[#lost+1] = id
+  end
+end
+return lost
+`)
+
+// requeueDeadScript moves dead letter ARGV[1] from the hash KEYS[1] and the
+// index KEYS[2] to the stream KEYS[3] as message ARGV[2]. It returns 0 if the
+// dead letter no longer exists.
+var requeueDeadScript = redis.NewScript(`
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('XADD', KEYS[3], '*', 'm', ARGV[2])
+return 1
+`)
+
+// deleteDeadScript removes dead letter ARGV[1] from the hash KEYS[1] and the
+// index KEYS[2]. It returns 0 if it did not exist.
+var deleteDeadScript = redis.NewScript(`
+redis.call('ZREM', KEYS[2], ARGV[1])
+return redis.call('HDEL', KEYS[1], ARGV[1])
+`)
