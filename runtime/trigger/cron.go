@@ -16,8 +16,9 @@ import (
 //   - After a fire, the next time is computed from the scheduled time of that
 //     fire, never from the moment the job actually ran.
 //
-// The zero Start means "from the beginning of time"; the scheduler sets it to
-// the registration time, as Quartz does when no start is given.
+// Set Start: Quartz defaults it to the registration time, and so does the
+// scheduler. The zero Start is taken literally (year 1), which gives a first
+// fire time decades in the past.
 type Cron struct {
 	// Schedule computes the fire times, normally a cron.Schedule.
 	Schedule CronSchedule
