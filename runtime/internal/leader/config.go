@@ -1,0 +1,72 @@
+package leader
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+)
+
+// DefaultTTL is the lease lifetime when Config.TTL is zero. A crashed leader
+// is replaced within about one TTL; a resigning one at once.
+const DefaultTTL = 5 * time.Second
+
+// Config configures an Elector. The zero value is usable: namespace
+// "chronos", a random instance ID, a 5 s lease and no logging.
+type Config struct {
+	// Namespace selects the key set (see KeysFor). Default "chronos".
+	Namespace string
+	// InstanceID names this process in the token and in logs. It should be
+	// unique per process; default "<hostname>-<pid>-<random>". Each Elector
+	// also adds a random nonce to its tokens, so two electors that share an
+	// ID still never mistake each other's lease for their own.
+	InstanceID string
+	// TTL is the lease lifetime. The leader renews every TTL/2. Default 5s.
+	TTL time.Duration
+	// DriftMargin is subtracted from TTL when computing TrustedUntil, to
+	// absorb clock-rate differences between this host and Redis and the
+	// granularity of Redis expiry. Default TTL/10; it is capped below TTL/2.
+	DriftMargin time.Duration
+	// Logger receives transitions and renewal failures. Default: discard.
+	Logger *slog.Logger
+	// OnChange, if set, is called for every transition, in order, one at a
+	// time, from a goroutine owned by Run. A slow callback delays later
+	// notifications but never renewals. Notifications are for reacting
+	// (start or stop the firing loop); safety comes from Term.Trusted and
+	// the fence, not from how quickly a notification arrives.
+	OnChange func(Change)
+}
+
+func (c Config) withDefaults() Config {
+	if c.Namespace == "" {
+		c.Namespace = DefaultNamespace
+	}
+	if c.InstanceID == "" {
+		host, _ := os.Hostname()
+		if host == "" {
+			host = "host"
+		}
+		c.InstanceID = host + "-" + strconv.Itoa(os.Getpid()) + "-" + randomHex(4)
+	}
+	if c.TTL <= 0 {
+		c.TTL = DefaultTTL
+	}
+	if c.DriftMargin <= 0 {
+		c.DriftMargin = c.TTL / 10
+	}
+	if c.DriftMargin >= c.TTL/2 {
+		c.DriftMargin = c.TTL/2 - time.Millisecond
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b)
+}

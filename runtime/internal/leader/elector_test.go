@@ -1,0 +1,358 @@
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chronos-go/chronos/runtime/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// member is one elector under test with its own client and a record of its
+// transitions.
+type member struct {
+	e       *Elector
+	rdb     *redis.Client
+	cancel  context.CancelFunc
+	done    chan struct{}
+	changes chan Change
+}
+
+func (m *member) stop() {
+	m.cancel()
+	<-m.done
+}
+
+func startMember(t *testing.T, s *redistest.Server, cfg Config, hook func(*Elector)) *member {
+	t.Helper()
+	m := &member{rdb: s.NewClient(nil), done: make(chan struct{}), changes: make(chan Change, 256)}
+	cfg.OnChange = func(c Change) { m.changes <- c }
+	m.e = New(m.rdb, cfg)
+	if hook != nil {
+		hook(m.e)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	go func() {
+		defer close(m.done)
+		if err := m.e.Run(ctx); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	t.Cleanup(m.stop)
+	return m
+}
+
+func startMembers(t *testing.T, s *redistest.Server, n int, ttl time.Duration) []*member {
+	ms := make([]*member, n)
+	for i := range ms {
+		ms[i] = startMember(t, s, Config{InstanceID: fmt.Sprintf("i%d", i), TTL: ttl}, nil)
+	}
+	return ms
+}
+
+// leaders returns the members that are trusted leaders right now.
+func leaders(ms []*member) []*member {
+	var out []*member
+	for _, m := range ms {
+		if _, ok := m.e.Current(); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or a generous deadline passes. The
+// deadline only bounds a hung test; it is not a timing assertion.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitLeader waits until exactly one member is a trusted leader, checking
+// on every poll that there are never two.
+func waitLeader(t *testing.T, ms []*member) *member {
+	t.Helper()
+	var l *member
+	waitFor(t, "a leader", func() bool {
+		ls := leaders(ms)
+		if len(ls) > 1 {
+			t.Fatalf("%d trusted leaders at once", len(ls))
+		}
+		if len(ls) == 1 {
+			l = ls[0]
+		}
+		return l != nil
+	})
+	return l
+}
+
+func nextChange(t *testing.T, m *member) Change {
+	t.Helper()
+	select {
+	case c := <-m.changes:
+		return c
+	case <-time.After(20 * time.Second):
+		t.Fatal("no transition")
+		return Change{}
+	}
+}
+
+func TestExactlyOneLeaderAmongElectors(t *testing.T) {
+	s := redistest.Start(t)
+	ms := startMembers(t, s, 5, time.Second)
+	l := waitLeader(t, ms)
+
+	// Over several renewal periods the same member stays the only leader
+	// and the lease holds its token.
+	end := time.Now().Add(2 * time.Second)
+	for time.Now().Before(end) {
+		ls := leaders(ms)
+		if len(ls) > 1 {
+			t.Fatalf("%d trusted leaders at once", len(ls))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	term, ok := l.e.Current()
+	if !ok {
+		t.Fatal("leader lost its term without any fault")
+	}
+	got, err := l.rdb.Get(context.Background(), KeysFor("").Lock).Result()
+	if err != nil || got != term.Token {
+		t.Fatalf("lease = %q, %v; want leader's token %q", got, err, term.Token)
+	}
+	if term.Instance() != l.e.InstanceID() {
+		t.Fatalf("token instance %q, want %q", term.Instance(), l.e.InstanceID())
+	}
+}
+
+func TestResignHandsOverWellUnderTTL(t *testing.T) {
+	s := redistest.Start(t)
+	const ttl = 5 * time.Second
+	ms := startMembers(t, s, 3, ttl)
+	l := waitLeader(t, ms)
+	// Let every follower try once and subscribe before the resignation.
+	time.Sleep(200 * time.Millisecond)
+
+	rest := without(ms, l)
+	start := time.Now()
+	l.stop()
+	next := waitLeader(t, rest)
+	took := time.Since(start)
+	t.Logf("takeover after graceful resign: %v (TTL %v)", took, ttl)
+	if took >= ttl {
+		t.Fatalf("takeover after resign took %v, not under the TTL %v: the resign hint was not used", took, ttl)
+	}
+	if c := nextChange(t, l); !c.Leader {
+		t.Fatalf("first change of old leader = %+v, want acquisition", c)
+	}
+	if c := nextChange(t, l); c.Leader || c.Err != nil {
+		t.Fatalf("old leader's second change = %+v, want a clean resignation", c)
+	}
+	_ = next
+}
+
+func TestCrashedLeaderIsReplacedWithinTTL(t *testing.T) {
+	s := redistest.Start(t)
+	const ttl = time.Second
+	ms := startMembers(t, s, 3, ttl)
+	l := waitLeader(t, ms)
+
+	// A crash: the leader's connection goes away, so it can neither renew
+	// nor resign, and its lease has to expire.
+	start := time.Now()
+	_ = l.rdb.Close()
+	waitLeader(t, without(ms, l))
+	took := time.Since(start)
+	t.Logf("takeover after crash: %v (TTL %v)", took, ttl)
+	if slack := ttl/10 + time.Second; took > ttl+slack {
+		t.Fatalf("takeover took %v, more than TTL + %v", took, slack)
+	}
+	c := nextChange(t, l) // acquired
+	c = nextChange(t, l)
+	if c.Leader || c.Err == nil {
+		t.Fatalf("crashed leader's change = %+v, want step-down with an error", c)
+	}
+}
+
+func TestEpochStrictlyIncreasesAcrossTerms(t *testing.T) {
+	s := redistest.Start(t)
+	var (
+		mu     sync.Mutex
+		epochs []int64
+	)
+	record := func(c Change) {
+		if c.Leader {
+			mu.Lock()
+			epochs = append(epochs, c.Term.Epoch)
+			mu.Unlock()
+		}
+	}
+	// Start and stop electors one after another; each resignation hands
+	// the lease to a new term.
+	for i := range 5 {
+		e := New(s.Client(), Config{InstanceID: fmt.Sprintf("i%d", i), TTL: time.Second, OnChange: record})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = e.Run(ctx) }()
+		waitFor(t, "acquisition", func() bool { _, ok := e.Current(); return ok })
+		cancel()
+		<-done
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(epochs) != 5 {
+		t.Fatalf("got %d acquisitions, want 5: %v", len(epochs), epochs)
+	}
+	for i := 1; i < len(epochs); i++ {
+		if epochs[i] <= epochs[i-1] {
+			t.Fatalf("epochs not strictly increasing: %v", epochs)
+		}
+	}
+}
+
+func TestStaleTokenCannotRenewOrPassFence(t *testing.T) {
+	s := redistest.Start(t)
+	ctx := context.Background()
+	rdb := s.Client()
+	ms := startMembers(t, s, 2, time.Second)
+	a := waitLeader(t, ms)
+	old, _ := a.e.Current()
+	if err := Fence(ctx, rdb, "", old); err != nil {
+		t.Fatalf("current leader fails the fence: %v", err)
+	}
+	a.stop()
+	b := waitLeader(t, without(ms, a))
+	cur, _ := b.e.Current()
+	if cur.Epoch <= old.Epoch {
+		t.Fatalf("new epoch %d not above old %d", cur.Epoch, old.Epoch)
+	}
+
+	n, err := renewScript.Run(ctx, rdb, []string{KeysFor("").Lock}, old.Token, 1000).Int()
+	if err != nil || n != 0 {
+		t.Fatalf("renew with stale token = %d, %v; want 0", n, err)
+	}
+	if err := Fence(ctx, rdb, "", old); !errors.Is(err, ErrFenced) {
+		t.Fatalf("fence with stale token: %v, want ErrFenced", err)
+	}
+	if err := Fence(ctx, rdb, "", cur); err != nil {
+		t.Fatalf("fence with current token: %v", err)
+	}
+
+	// A fenced script writes nothing when its token is stale.
+	write := FenceScript(`redis.call('SET', KEYS[2], ARGV[2]) return 1`)
+	err = CheckFence(write.Run(ctx, rdb, FenceKeys("", "{chronos}:probe"), FenceArgs(old, "stale")).Err())
+	if !errors.Is(err, ErrFenced) {
+		t.Fatalf("fenced write with stale token: %v, want ErrFenced", err)
+	}
+	if n, _ := rdb.Exists(ctx, "{chronos}:probe").Result(); n != 0 {
+		t.Fatal("fenced script wrote with a stale token")
+	}
+	if err := CheckFence(write.Run(ctx, rdb, FenceKeys("", "{chronos}:probe"), FenceArgs(cur, "ok")).Err()); err != nil {
+		t.Fatalf("fenced write with current token: %v", err)
+	}
+}
+
+func TestRedisDownMeansNoLeaderAndOneLeaderAfterRestart(t *testing.T) {
+	s := redistest.Start(t, redistest.Options{AOF: true})
+	ms := startMembers(t, s, 3, time.Second)
+	l := waitLeader(t, ms)
+	term, _ := l.e.Current()
+	<-l.changes // acquired
+
+	s.Kill()
+	c := nextChange(t, l)
+	if c.Leader || c.Err == nil || c.Term.Token != term.Token {
+		t.Fatalf("change after Redis died = %+v, want step-down with an error", c)
+	}
+	// Nobody is leader while Redis is down, and nobody can pass the fence.
+	if ls := leaders(ms); len(ls) != 0 {
+		t.Fatalf("%d trusted leaders while Redis is down", len(ls))
+	}
+	if err := Fence(context.Background(), l.rdb, "", term); err == nil {
+		t.Fatal("fence passed while Redis is down")
+	}
+
+	s.Restart()
+	waitLeader(t, ms)
+	// And it stays exactly one.
+	end := time.Now().Add(1500 * time.Millisecond)
+	for time.Now().Before(end) {
+		if ls := leaders(ms); len(ls) != 1 {
+			t.Fatalf("%d trusted leaders after restart", len(ls))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestPausedLeaderIsNotTrustedAndIsFenced(t *testing.T) {
+	s := redistest.Start(t)
+	const ttl = time.Second
+	stall := make(chan struct{})
+	var stalled sync.Once
+	armed := make(chan struct{})
+	pause := func(e *Elector) {
+		e.beforeRenew = func(ctx context.Context) {
+			select {
+			case <-armed:
+				stalled.Do(func() { <-stall })
+			default:
+			}
+		}
+	}
+	a := startMember(t, s, Config{InstanceID: "a", TTL: ttl}, pause)
+	waitLeader(t, []*member{a})
+	term, _ := a.e.Current()
+	<-a.changes // acquired
+	b := startMember(t, s, Config{InstanceID: "b", TTL: ttl}, nil)
+
+	close(armed) // a's next renewal blocks: the process is "paused"
+	waitLeader(t, []*member{b})
+	if term.Trusted(time.Now()) {
+		t.Fatal("paused leader's term still trusted after another took over")
+	}
+	if _, ok := a.e.Current(); ok {
+		t.Fatal("paused leader reports a trusted term")
+	}
+	if err := Fence(context.Background(), s.Client(), "", term); !errors.Is(err, ErrFenced) {
+		t.Fatalf("paused leader's fence: %v, want ErrFenced", err)
+	}
+
+	close(stall) // resume: it must notice and step down, not renew
+	c := nextChange(t, a)
+	if c.Leader || !errors.Is(c.Err, ErrTrustExpired) {
+		t.Fatalf("resumed leader's change = %+v, want step-down with ErrTrustExpired", c)
+	}
+	if _, ok := b.e.Current(); !ok {
+		t.Fatal("new leader lost its term when the old one resumed")
+	}
+}
+
+func TestRunTwiceConcurrentlyIsAnError(t *testing.T) {
+	s := redistest.Start(t)
+	m := startMember(t, s, Config{TTL: time.Second}, nil)
+	waitLeader(t, []*member{m})
+	if err := m.e.Run(context.Background()); !errors.Is(err, ErrAlreadyRunning) {
+		t.Fatalf("second Run: %v, want ErrAlreadyRunning", err)
+	}
+}
+
+func without(ms []*member, x *member) []*member {
+	var out []*member
+	for _, m := range ms {
+		if m != x {
+			out = append(out, m)
+		}
+	}
+	return out
+}
