@@ -203,7 +203,7 @@ func TestDueSmartEndTimeTrap(t *testing.T) {
 func TestDueOnResumeAppliesThePolicyOnce(t *testing.T) {
 	trig := Cron{Schedule: every(5 * time.Minute), Start: T0}
 	paused := Catchup{}.Due(trig, Initial(trig), sec(1)).State // fired at T0, then paused
-	res := Catchup{}.Due(trig, paused, sec(7200+1))              // resumed two hours later
+	res := Catchup{}.Due(trig, paused, sec(7200+1))            // resumed two hours later
 	if !res.Misfired || len(res.Fires) != 1 || !res.Fires[0].Scheduled.Equal(sec(7200)) {
 		t.Fatalf("Due on resume = %+v; want one misfired run for the slot 7200s", res)
 	}

@@ -16,7 +16,7 @@ func TestPolicyStringIsTheDirectiveName(t *testing.T) {
 		PolicyRescheduleNowWithRemainingRepeatCount: "rescheduleNowWithRemainingRepeatCount",
 		PolicyRescheduleNextWithExistingCount:       "rescheduleNextWithExistingCount",
 		PolicyRescheduleNextWithRemainingCount:      "rescheduleNextWithRemainingCount",
-		Policy(42): "Policy(42)",
+		Policy(42):                                  "Policy(42)",
 	}
 	for p, name := range want {
 		if got := p.String(); got != name {
