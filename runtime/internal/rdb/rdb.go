@@ -149,12 +149,20 @@ type Finish struct {
 	RunAttrs []any     // run record field/value pairs
 }
 
-// Finish ends a delivery in one round trip. It reports false when the entry
-// had already been finished by another worker (after a recovery), in which
-// case nothing was changed.
-func (r *RDB) Finish(ctx context.Context, f *Finish) (bool, error) {
+// FinishResult says what Finish did.
+type FinishResult int
+
+// The results of Finish.
+const (
+	Finished    FinishResult = 1  // the delivery ended as asked
+	AlreadyDone FinishResult = 0  // the entry was no longer pending; nothing changed
+	LeaseLost   FinishResult = -1 // another consumer holds the entry now; nothing changed
+)
+
+// Finish ends a delivery in one round trip, if consumer still holds it.
+func (r *RDB) Finish(ctx context.Context, consumer string, f *Finish) (FinishResult, error) {
 	keys := []string{r.K.Stream(f.Queue), r.K.Runs(f.Kind), r.K.Delayed(f.Queue), r.K.Dead(), r.K.DeadIndex()}
-	args := make([]any, 0, 9+len(f.RunAttrs))
+	args := make([]any, 0, 10+len(f.RunAttrs))
 	var score int64
 	if !f.At.IsZero() {
 		score = f.At.UnixMilli()
@@ -163,13 +171,13 @@ func (r *RDB) Finish(ctx context.Context, f *Finish) (bool, error) {
 	if msg == nil {
 		msg = []byte{}
 	}
-	args = append(args, Group, f.EntryID, string(f.Outcome), f.RunsCap, f.TaskID, msg, score, r.K.Wake(), f.DeadCap)
+	args = append(args, Group, f.EntryID, string(f.Outcome), f.RunsCap, f.TaskID, msg, score, r.K.Wake(), f.DeadCap, consumer)
 	args = append(args, f.RunAttrs...)
 	n, err := finishScript.Run(ctx, r.C, keys, args...).Int64()
 	if err != nil {
-		return false, fmt.Errorf("rdb: finish task %s (%s): %w", f.TaskID, f.Outcome, err)
+		return 0, fmt.Errorf("rdb: finish task %s (%s): %w", f.TaskID, f.Outcome, err)
 	}
-	return n == 1, nil
+	return FinishResult(n), nil
 }
 
 // Forward moves up to limit delayed tasks of queue that are due at now to
@@ -248,4 +256,22 @@ func (r *RDB) lease(ctx context.Context, queue, consumer string, ids []string, i
 		return nil, fmt.Errorf("rdb: lease on %d tasks of %q: %w", len(ids), queue, err)
 	}
 	return lost, nil
+}
+
+// LeaveGroup deletes consumer from the group of queue if it holds no
+// pending entries there.
+func (r *RDB) LeaveGroup(ctx context.Context, queue, consumer string) error {
+	pend, err := r.C.XPendingExt(ctx, &redis.XPendingExtArgs{
+		Stream: r.K.Stream(queue), Group: Group, Start: "-", End: "+", Count: 1, Consumer: consumer,
+	}).Result()
+	if err != nil {
+		return fmt.Errorf("rdb: pending entries of %s in %q: %w", consumer, queue, err)
+	}
+	if len(pend) > 0 {
+		return nil
+	}
+	if err := r.C.XGroupDelConsumer(ctx, r.K.Stream(queue), Group, consumer).Err(); err != nil {
+		return fmt.Errorf("rdb: delete consumer %s of %q: %w", consumer, queue, err)
+	}
+	return nil
 }

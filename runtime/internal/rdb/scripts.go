@@ -35,14 +35,18 @@ return out
 //	KEYS: stream, runs, delayed, dead, dead index
 //	ARGV: group, entry ID, outcome ("done", "retry" or "dead"), runs cap,
 //	      task ID, encoded message, score (due time for retry, death time
-//	      for dead), wake channel, dead cap, then run-record field/value pairs
+//	      for dead), wake channel, dead cap, consumer, then run-record
+//	      field/value pairs
 //
-// The XACK is the guard: if the entry was no longer pending (another worker
-// recovered it and finished first) nothing else happens and the script
-// returns 0, so bookkeeping is done once per delivery however many workers
-// ran it.
+// Only the consumer that holds the entry may finish it: if the entry is no
+// longer pending (finished already) the script returns 0, and if another
+// consumer has recovered it the script returns -1 and changes nothing, so
+// bookkeeping happens once per delivery however many workers ran it.
 var finishScript = redis.NewScript(`
-if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
+if not p[1] then return 0 end
+if p[1][2] ~= ARGV[10] then return -1 end
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
 local outcome = ARGV[3]
 if outcome == 'retry' then
@@ -62,8 +66,8 @@ elseif outcome == 'dead' then
     redis.call('HDEL', KEYS[4], unpack(old))
   end
 end
-if tonumber(ARGV[4]) > 0 and #ARGV > 9 then
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', unpack(ARGV, 10))
+if tonumber(ARGV[4]) > 0 and #ARGV > 10 then
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', unpack(ARGV, 11))
 end
 return 1
 `)

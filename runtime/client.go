@@ -1,0 +1,88 @@
+package chronos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
+)
+
+// Client enqueues tasks. It is safe for concurrent use; create one per
+// process and share it.
+type Client struct {
+	rdb *rdb.RDB
+	now func() time.Time
+}
+
+// ClientOption configures a Client or an Inspector.
+type ClientOption interface {
+	applyClient(*clientConfig)
+}
+
+type clientConfig struct {
+	namespace string
+}
+
+type clientOption func(*clientConfig)
+
+func (f clientOption) applyClient(c *clientConfig) { f(c) }
+
+// WithNamespace selects the namespace (default "chronos"). Servers,
+// schedulers, clients and inspectors only see each other within one
+// namespace; all of a namespace's keys live in one Redis Cluster slot.
+func WithNamespace(ns string) ClientOption {
+	return clientOption(func(c *clientConfig) { c.namespace = ns })
+}
+
+// NewClient returns a Client that enqueues through rdb.
+func NewClient(rdb redis.UniversalClient, opts ...ClientOption) *Client {
+	var cfg clientConfig
+	for _, o := range opts {
+		o.applyClient(&cfg)
+	}
+	return &Client{rdb: newRDB(rdb, cfg.namespace), now: time.Now}
+}
+
+func newRDB(c redis.UniversalClient, ns string) *rdb.RDB { return rdb.New(c, ns) }
+
+// Enqueue adds a task with args to its queue, or to its queue's delayed set
+// when WithProcessIn or WithProcessAt put it in the future. It is one round
+// trip to Redis. With WithDedupKey, an enqueue while the key lives adds
+// nothing and returns the first task's ID with Duplicate set.
+func (c *Client) Enqueue(ctx context.Context, args TaskArgs, opts ...EnqueueOption) (*TaskInfo, error) {
+	if args == nil {
+		return nil, errors.New("chronos: enqueue: nil args")
+	}
+	kind := args.Kind()
+	if kind == "" {
+		return nil, fmt.Errorf("chronos: enqueue %T: empty kind", args)
+	}
+	var cfg enqueueConfig
+	for _, o := range opts {
+		o.applyEnqueue(&cfg)
+	}
+	payload, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: enqueue %s: encode args: %w", kind, err)
+	}
+	now := c.now()
+	m, due := cfg.task.message(kind, payload, now)
+	b, err := m.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("chronos: enqueue %s: %w", kind, err)
+	}
+	id, dup, err := c.rdb.Enqueue(ctx, m.Queue, b, m.ID, due, now, cfg.task.dedupKey, cfg.task.dedupTTL)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: enqueue %s: %w", kind, err)
+	}
+	info := &TaskInfo{ID: id, Kind: kind, Queue: m.Queue, MaxRetry: m.MaxRetry, ProcessAt: now, Duplicate: dup}
+	if due.After(now) {
+		info.ProcessAt = due
+	}
+	return info, nil
+}

@@ -1,0 +1,57 @@
+package chronos
+
+import "errors"
+
+// ErrSkipRetry, returned by a handler or wrapped in the error it returns,
+// sends the task straight to the dead letters instead of retrying it. Use it
+// for failures that no retry can fix.
+var ErrSkipRetry = errors.New("chronos: skip retry")
+
+// ErrLeaseLost is the cause of a handler's context cancellation when the
+// server could not renew the task's lease in time and another worker has
+// taken the task over. The handler should stop; its outcome is discarded.
+var ErrLeaseLost = errors.New("chronos: task lease lost to another worker")
+
+// ErrServerShutdown is the cause of a handler's context cancellation when
+// Shutdown gave up waiting for it. The task stays pending and another
+// worker runs it after the visibility timeout.
+var ErrServerShutdown = errors.New("chronos: server shut down")
+
+// ErrServerStarted is returned by Start on a server that was already started.
+var ErrServerStarted = errors.New("chronos: server already started")
+
+// ErrServerNotStarted is returned by Shutdown on a server that was never started.
+var ErrServerNotStarted = errors.New("chronos: server not started")
+
+// ErrTaskNotFound is returned by Inspector methods when the task does not exist.
+var ErrTaskNotFound = errors.New("chronos: task not found")
+
+// ErrNoHandler is the dead-letter reason of a task whose kind has no
+// handler on the server that took it.
+var ErrNoHandler = errors.New("chronos: no handler for task kind")
+
+// ErrBadPayload is the dead-letter reason of a task whose args do not
+// decode into the handler's type.
+var ErrBadPayload = errors.New("chronos: task args do not decode")
+
+// ErrDeadlineExceeded is the dead-letter reason of a task whose deadline
+// (WithDeadline) passed before it could succeed.
+var ErrDeadlineExceeded = errors.New("chronos: task deadline exceeded")
+
+// ErrTooManyDeliveries is the dead-letter reason of a task whose workers
+// disappeared (crashed, or lost their leases) MaxDeliveries times in a row
+// without finishing it: a poison task that must not loop forever.
+var ErrTooManyDeliveries = errors.New("chronos: task delivered too many times without finishing")
+
+// PanicError is the error a handler's panic is turned into. The task is
+// retried like any failure.
+type PanicError struct {
+	Value any    // the value passed to panic
+	Stack string // the goroutine's stack at the panic
+}
+
+func (e *PanicError) Error() string {
+	return "chronos: handler panicked: " + anyString(e.Value)
+}
+
+func asPanic(err error, target **PanicError) bool { return errors.As(err, target) }

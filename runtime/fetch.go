@@ -1,0 +1,169 @@
+package chronos
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
+)
+
+// maxBatch bounds the entries taken in one fetch.
+const maxBatch = 100
+
+// fetchLoop takes tasks while the server runs: whenever a worker slot is
+// free it reclaims expired leases (every half visibility timeout), else
+// reads new entries without blocking in queue order, else blocks on all
+// queues until an entry arrives. It never sleeps on a fixed tick, so a task
+// enqueued to an idle server starts within one round trip.
+func (s *Server) fetchLoop() {
+	defer s.loops.Done()
+	ctx := context.WithoutCancel(s.handlerCtx)
+	cursors := make(map[string]string, len(s.queues))
+	reclaimEvery := s.cfg.VisibilityTimeout / 2
+	block := min(time.Second, reclaimEvery)
+	var lastReclaim time.Time // zero: reclaim at once, recovering the work of crashed servers
+	var errDelay time.Duration
+	for {
+		select {
+		case <-s.stop:
+			return
+		case s.slots <- struct{}{}:
+		}
+		n := 1
+	more:
+		for n < maxBatch {
+			select {
+			case s.slots <- struct{}{}:
+				n++
+			default:
+				break more
+			}
+		}
+
+		var entries []rdb.Entry
+		var err error
+		if now := s.now(); now.Sub(lastReclaim) >= reclaimEvery {
+			lastReclaim = now
+			entries = s.reclaim(ctx, cursors, n)
+		}
+		if len(entries) == 0 {
+			order := s.order()
+			entries, err = s.rdb.Fetch(ctx, s.consumer, order, n)
+			if err == nil && len(entries) == 0 {
+				entries, err = s.rdb.BlockFetch(ctx, s.consumer, order, n, block)
+			}
+		}
+		ds := s.track(entries)
+		for i := len(ds); i < n; i++ {
+			<-s.slots
+		}
+		if err != nil {
+			if rdb.IsNoGroup(err) { // Redis lost its data (restart without persistence)
+				for _, q := range s.queues {
+					if gerr := s.rdb.EnsureGroup(ctx, q); gerr != nil {
+						err = gerr
+					}
+				}
+			}
+			s.log.Error("chronos: fetch tasks", "error", err)
+			errDelay = min(max(2*errDelay, 50*time.Millisecond), 2*time.Second)
+			select {
+			case <-s.stop:
+				return
+			case <-time.After(errDelay):
+			}
+			continue
+		}
+		errDelay = 0
+		for i, d := range ds {
+			if i >= n { // a blocking read can return a batch per queue
+				select {
+				case s.slots <- struct{}{}:
+				case <-s.stop:
+					s.release(ctx, ds[i:])
+					return
+				}
+			}
+			s.workers.Add(1)
+			go s.work(d)
+		}
+	}
+}
+
+// reclaim takes over up to n tasks whose lease expired, scanning each
+// queue's pending list from where the last scan stopped.
+func (s *Server) reclaim(ctx context.Context, cursors map[string]string, n int) []rdb.Entry {
+	var out []rdb.Entry
+	for _, q := range s.queues {
+		if len(out) >= n {
+			break
+		}
+		cur := cursors[q]
+		if cur == "" {
+			cur = "0-0"
+		}
+		es, next, err := s.rdb.Reclaim(ctx, q, s.consumer, s.cfg.VisibilityTimeout, cur, n-len(out))
+		if err != nil {
+			if !rdb.IsNoGroup(err) {
+				s.log.Error("chronos: recover expired tasks", "queue", q, "error", err)
+			}
+			continue
+		}
+		cursors[q] = next
+		for _, e := range es {
+			s.log.Warn("chronos: recovered task whose lease expired", "queue", q, "entry", e.ID, "deliveries", e.Deliveries)
+		}
+		out = append(out, es...)
+	}
+	return out
+}
+
+// release hands entries taken but never started back for immediate
+// recovery by any server.
+func (s *Server) release(ctx context.Context, ds []*delivery) {
+	byQueue := make(map[string][]string)
+	for _, d := range ds {
+		byQueue[d.entry.Queue] = append(byQueue[d.entry.Queue], d.entry.ID)
+		s.forget(d)
+	}
+	for q, ids := range byQueue {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := s.rdb.Release(ctx, q, s.consumer, ids, s.cfg.VisibilityTimeout)
+		cancel()
+		if err != nil {
+			s.log.Warn("chronos: hand back unstarted tasks; they will be recovered after the visibility timeout", "queue", q, "count", len(ids), "error", err)
+		}
+	}
+}
+
+// order returns the queues in the order this fetch visits them.
+func (s *Server) order() []string {
+	if s.cfg.StrictPriority || len(s.queues) == 1 {
+		return s.queues
+	}
+	out := make([]string, 0, len(s.queues))
+	var w [16]int
+	weights := append(w[:0], s.weights...)
+	total := 0
+	for _, x := range weights {
+		total += x
+	}
+	idx := make([]int, len(s.queues))
+	for i := range idx {
+		idx[i] = i
+	}
+	for len(idx) > 0 {
+		r := rand.IntN(total)
+		k := 0
+		for r >= weights[k] {
+			r -= weights[k]
+			k++
+		}
+		out = append(out, s.queues[idx[k]])
+		total -= weights[k]
+		idx = append(idx[:k], idx[k+1:]...)
+		weights = append(weights[:k], weights[k+1:]...)
+	}
+	return out
+}

@@ -1,0 +1,200 @@
+package chronos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
+)
+
+// Inspector reads and repairs the state of a namespace: dead letters and
+// run records here; the scheduler adds its own methods in its files.
+type Inspector struct {
+	rdb *rdb.RDB
+}
+
+// NewInspector returns an Inspector over rdb.
+func NewInspector(rdb redis.UniversalClient, opts ...ClientOption) *Inspector {
+	var cfg clientConfig
+	for _, o := range opts {
+		o.applyClient(&cfg)
+	}
+	return &Inspector{rdb: newRDB(rdb, cfg.namespace)}
+}
+
+// DeadTask is a task in the dead letters: its payload intact, why it died
+// and the history of its runs.
+type DeadTask struct {
+	ID          string
+	Kind        string
+	Queue       string
+	Args        json.RawMessage // as enqueued
+	MaxRetry    int
+	Attempts    int // runs made
+	EnqueuedAt  time.Time
+	DiedAt      time.Time
+	Reason      string // the last error
+	ScheduleID  string
+	TriggerTime time.Time
+	History     []AttemptRecord // oldest first; at most the last 20
+}
+
+// AttemptRecord is one failed run of a task.
+type AttemptRecord struct {
+	Start    time.Time
+	Duration time.Duration
+	Error    string
+}
+
+// ListOptions page through a listing; the zero value is the first 100.
+type ListOptions struct {
+	Offset int
+	Limit  int // default 100
+}
+
+// ListDead returns dead letters, most recent death first.
+func (i *Inspector) ListDead(ctx context.Context, opts ListOptions) ([]*DeadTask, error) {
+	if opts.Limit <= 0 {
+		opts.Limit = 100
+	}
+	ms, err := i.rdb.ListDead(ctx, max(opts.Offset, 0), opts.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: list dead tasks: %w", err)
+	}
+	out := make([]*DeadTask, len(ms))
+	for k, m := range ms {
+		out[k] = deadTask(m)
+	}
+	return out, nil
+}
+
+// CountDead returns the number of dead letters.
+func (i *Inspector) CountDead(ctx context.Context) (int, error) {
+	n, err := i.rdb.CountDead(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("chronos: count dead tasks: %w", err)
+	}
+	return n, nil
+}
+
+// GetDead returns dead letter id, or an error wrapping ErrTaskNotFound.
+func (i *Inspector) GetDead(ctx context.Context, id string) (*DeadTask, error) {
+	m, err := i.rdb.GetDead(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: get dead task: %w", notFound(err))
+	}
+	return deadTask(m), nil
+}
+
+// RequeueDead moves dead letter id back to its queue, ready at once, with
+// its retry count reset and its history kept. It returns an error wrapping
+// ErrTaskNotFound if the dead letter does not exist (or was requeued or
+// deleted meanwhile).
+func (i *Inspector) RequeueDead(ctx context.Context, id string) (*TaskInfo, error) {
+	m, err := i.rdb.GetDead(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: requeue dead task: %w", notFound(err))
+	}
+	m.Attempt, m.Reason, m.DiedAt = 0, "", 0
+	if m.Queue == "" {
+		m.Queue = DefaultQueue
+	}
+	if err := i.rdb.RequeueDead(ctx, m); err != nil {
+		return nil, fmt.Errorf("chronos: requeue dead task: %w", notFound(err))
+	}
+	return &TaskInfo{ID: m.ID, Kind: m.Kind, Queue: m.Queue, MaxRetry: m.MaxRetry, ProcessAt: time.Now()}, nil
+}
+
+// DeleteDead deletes dead letter id. It returns an error wrapping
+// ErrTaskNotFound if it does not exist.
+func (i *Inspector) DeleteDead(ctx context.Context, id string) error {
+	if err := i.rdb.DeleteDead(ctx, id); err != nil {
+		return fmt.Errorf("chronos: delete dead task: %w", notFound(err))
+	}
+	return nil
+}
+
+// RunRecord is the record of one finished run of a task.
+type RunRecord struct {
+	TaskID      string
+	Kind        string
+	Queue       string
+	Status      string // "success", "retry" (failed, will retry) or "dead"
+	Attempt     int
+	Start       time.Time
+	Duration    time.Duration
+	Result      json.RawMessage // success of a handler with a result
+	Error       string          // failures
+	ScheduleID  string
+	TriggerTime time.Time
+}
+
+// ListRuns returns up to limit (default 100) run records of kind, most
+// recent first. About ServerConfig.RunRetention records are kept per kind.
+func (i *Inspector) ListRuns(ctx context.Context, kind string, limit int) ([]*RunRecord, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	msgs, err := i.rdb.ListRuns(ctx, kind, limit)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: list runs: %w", err)
+	}
+	out := make([]*RunRecord, 0, len(msgs))
+	for _, x := range msgs {
+		v := func(k string) string { s, _ := x.Values[k].(string); return s }
+		r := &RunRecord{
+			TaskID: v("task_id"), Kind: kind, Queue: v("queue"), Status: v("status"),
+			Error: v("error"), ScheduleID: v("schedule"),
+		}
+		r.Attempt, _ = strconv.Atoi(v("attempt"))
+		if ms, err := strconv.ParseInt(v("start"), 10, 64); err == nil {
+			r.Start = time.UnixMilli(ms)
+		}
+		if us, err := strconv.ParseInt(v("duration_us"), 10, 64); err == nil {
+			r.Duration = time.Duration(us) * time.Microsecond
+		}
+		if ms, err := strconv.ParseInt(v("trigger"), 10, 64); err == nil && ms != 0 {
+			r.TriggerTime = time.UnixMilli(ms)
+		}
+		if s := v("result"); s != "" {
+			r.Result = json.RawMessage(s)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func deadTask(m *rdb.Message) *DeadTask {
+	d := &DeadTask{
+		ID: m.ID, Kind: m.Kind, Queue: m.Queue, Args: m.Args, MaxRetry: m.MaxRetry, Attempts: m.Attempt,
+		Reason: m.Reason, ScheduleID: m.ScheduleID,
+	}
+	if m.EnqueuedAt != 0 {
+		d.EnqueuedAt = time.UnixMilli(m.EnqueuedAt)
+	}
+	if m.DiedAt != 0 {
+		d.DiedAt = time.UnixMilli(m.DiedAt)
+	}
+	if m.TriggerTime != 0 {
+		d.TriggerTime = time.UnixMilli(m.TriggerTime)
+	}
+	for _, a := range m.History {
+		d.History = append(d.History, AttemptRecord{
+			Start: time.UnixMilli(a.At), Duration: time.Duration(a.Duration) * time.Millisecond, Error: a.Error,
+		})
+	}
+	return d
+}
+
+func notFound(err error) error {
+	if errors.Is(err, rdb.ErrNotFound) {
+		return fmt.Errorf("%w: %w", ErrTaskNotFound, err)
+	}
+	return err
+}

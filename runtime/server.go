@@ -1,0 +1,276 @@
+package chronos
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
+)
+
+// ServerConfig configures a Server. The zero value is a working
+// configuration: the "default" queue, 4 workers per CPU, a 30 s visibility
+// timeout, logging to slog.Default.
+type ServerConfig struct {
+	// Concurrency is the most handlers that run at once
+	// (default 4 × runtime.NumCPU()).
+	Concurrency int
+
+	// Queues maps the queues to serve to their weights (default
+	// {"default": 1}). Without StrictPriority, each fetch visits the queues
+	// in a random order weighted by these numbers, so a queue of weight 6
+	// is served first about six times as often as one of weight 1 and no
+	// queue starves. With StrictPriority the queues are always drained in
+	// order of decreasing weight.
+	Queues map[string]int
+
+	// StrictPriority drains higher-weight queues before lower ones.
+	StrictPriority bool
+
+	// ShutdownTimeout bounds how long Shutdown waits for running handlers
+	// when its context has no earlier deadline (default 10 s).
+	ShutdownTimeout time.Duration
+
+	// VisibilityTimeout is the lease on a task taken by this server (default
+	// 30 s). The server renews the leases of its running tasks every third
+	// of it, so handlers may run longer; if the server dies, any server of
+	// the namespace recovers the task once it has gone this long without a
+	// renewal. Shorter means faster recovery after a crash, at the cost of
+	// more renewals.
+	VisibilityTimeout time.Duration
+
+	// MaxDeliveries is how many times one task may be taken by a worker
+	// that then disappears (crashes, or misses its lease) before it goes to
+	// the dead letters with ErrTooManyDeliveries (default 5). It stops a
+	// task that crashes its process from crashing every process in turn.
+	MaxDeliveries int
+
+	// Backoff is the retry delay policy for kinds without WithBackoff
+	// (default ExponentialBackoff(1s, 1h)).
+	Backoff Backoff
+
+	// RunRetention is about how many run records are kept per kind (default
+	// 1000; negative keeps none).
+	RunRetention int
+
+	// DeadRetention is the most dead letters kept in the namespace (default
+	// 10000); the oldest are dropped first.
+	DeadRetention int
+
+	// Logger receives the server's own records (default slog.Default()).
+	Logger *slog.Logger
+
+	// TaskLogger receives the task lifecycle records (start, success,
+	// failure; see docs/logging.md). Default: Logger.
+	TaskLogger *slog.Logger
+
+	// ErrorHandler, if set, is called after each failed run, whether the
+	// task will be retried or not. It must not block for long.
+	ErrorHandler func(ctx context.Context, task *TaskInfo, err error)
+
+	// Namespace selects the namespace (default "chronos"), as WithNamespace
+	// does for clients.
+	Namespace string
+}
+
+// Server takes tasks from Redis and runs their handlers.
+type Server struct {
+	rdb      *rdb.RDB
+	cfg      ServerConfig
+	queues   []string // by decreasing weight
+	weights  []int
+	consumer string
+	log      *slog.Logger
+	taskLog  *slog.Logger
+	now      func() time.Time
+
+	mu       sync.Mutex
+	mux      *Mux
+	started  bool
+	stopping bool
+	inflight map[string]*delivery // by stream entry ID
+
+	slots       chan struct{}  // one token per running handler
+	stop        chan struct{}  // closed by Shutdown: stop taking tasks
+	loops       sync.WaitGroup // fetcher and forwarder
+	workers     sync.WaitGroup // one per delivery
+	stopLease   chan struct{}
+	leaseDone   chan struct{}
+	handlerCtx  context.Context
+	cancelAll   context.CancelCauseFunc
+	stopWatcher func() bool
+}
+
+// NewServer returns a Server that takes tasks through rdb.
+func NewServer(rdb redis.UniversalClient, cfg ServerConfig) *Server {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 4 * runtime.NumCPU()
+	}
+	if len(cfg.Queues) == 0 {
+		cfg.Queues = map[string]int{DefaultQueue: 1}
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 10 * time.Second
+	}
+	if cfg.VisibilityTimeout <= 0 {
+		cfg.VisibilityTimeout = 30 * time.Second
+	}
+	if cfg.MaxDeliveries <= 0 {
+		cfg.MaxDeliveries = 5
+	}
+	if cfg.Backoff == nil {
+		cfg.Backoff = defaultBackoff
+	}
+	if cfg.RunRetention == 0 {
+		cfg.RunRetention = 1000
+	}
+	if cfg.DeadRetention <= 0 {
+		cfg.DeadRetention = 10000
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.TaskLogger == nil {
+		cfg.TaskLogger = cfg.Logger
+	}
+	s := &Server{
+		rdb:      newRDB(rdb, cfg.Namespace),
+		cfg:      cfg,
+		consumer: consumerName(),
+		log:      cfg.Logger,
+		taskLog:  cfg.TaskLogger,
+		now:      time.Now,
+		inflight: make(map[string]*delivery),
+	}
+	for q, w := range cfg.Queues {
+		s.queues = append(s.queues, q)
+		_ = w
+	}
+	sort.Slice(s.queues, func(i, j int) bool {
+		wi, wj := cfg.Queues[s.queues[i]], cfg.Queues[s.queues[j]]
+		if wi != wj {
+			return wi > wj
+		}
+		return s.queues[i] < s.queues[j]
+	})
+	for _, q := range s.queues {
+		s.weights = append(s.weights, max(cfg.Queues[q], 1))
+	}
+	return s
+}
+
+// consumerName names this server in the consumer groups: host, process and
+// a random suffix, so that two servers in one process never share leases.
+func consumerName() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Start creates the consumer groups of the configured queues and starts
+// taking tasks; it returns once the server is running. ctx bounds the
+// startup; if ctx is cancelled later the server shuts down as if Shutdown
+// were called with a background context. Handlers get contexts carrying
+// ctx's values.
+func (s *Server) Start(ctx context.Context, mux *Mux) error {
+	if mux == nil {
+		return errors.New("chronos: Start: nil Mux")
+	}
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return ErrServerStarted
+	}
+	s.started = true
+	s.mux = mux
+	s.mu.Unlock()
+
+	for _, q := range s.queues {
+		if err := s.rdb.EnsureGroup(ctx, q); err != nil {
+			return fmt.Errorf("chronos: start server: %w", err)
+		}
+	}
+	s.slots = make(chan struct{}, s.cfg.Concurrency)
+	s.stop = make(chan struct{})
+	s.stopLease = make(chan struct{})
+	s.leaseDone = make(chan struct{})
+	s.handlerCtx, s.cancelAll = context.WithCancelCause(context.WithoutCancel(ctx))
+
+	s.loops.Add(2)
+	go s.fetchLoop()
+	go s.forwardLoop()
+	go s.leaseLoop()
+	s.stopWatcher = context.AfterFunc(ctx, func() { _ = s.Shutdown(context.Background()) })
+	s.log.Info("chronos: server started", "consumer", s.consumer, "queues", s.queues, "concurrency", s.cfg.Concurrency)
+	return nil
+}
+
+// Shutdown stops taking tasks and waits for running handlers to return, up
+// to ctx's deadline or ShutdownTimeout, whichever comes first. Tasks taken
+// but not yet started are handed back at once for any other server to run.
+// If the wait ends first, the handlers' contexts are cancelled with cause
+// ErrServerShutdown and Shutdown returns the context's error; those tasks
+// stay leased by this server and are recovered by another one after
+// VisibilityTimeout. Calling Shutdown again is a no-op.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.started {
+		s.mu.Unlock()
+		return ErrServerNotStarted
+	}
+	if s.stopping {
+		s.mu.Unlock()
+		return nil
+	}
+	s.stopping = true
+	s.mu.Unlock()
+	s.stopWatcher()
+
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
+	defer cancel()
+	close(s.stop)
+	s.loops.Wait()
+
+	done := make(chan struct{})
+	go func() { s.workers.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.cancelAll(ErrServerShutdown)
+		s.mu.Lock()
+		n := len(s.inflight)
+		s.mu.Unlock()
+		err = fmt.Errorf("chronos: shutdown: %d tasks still running: %w", n, ctx.Err())
+	}
+	close(s.stopLease)
+	<-s.leaseDone
+	if err == nil {
+		s.cancelAll(ErrServerShutdown)
+		s.leaveGroups(ctx)
+	}
+	s.log.Info("chronos: server stopped", "consumer", s.consumer, "error", err)
+	return err
+}
+
+// leaveGroups deletes this server's consumer from the groups it holds no
+// pending entries in, so consumer lists do not grow with every deploy.
+// A consumer with pending entries is never deleted: that would drop them.
+func (s *Server) leaveGroups(ctx context.Context) {
+	for _, q := range s.queues {
+		if err := s.rdb.LeaveGroup(ctx, q, s.consumer); err != nil {
+			s.log.Warn("chronos: leave consumer group", "queue", q, "error", err)
+		}
+	}
+}

@@ -1,0 +1,309 @@
+package chronos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
+)
+
+// delivery is one stream entry taken by this server, from fetch to finish.
+type delivery struct {
+	entry rdb.Entry
+
+	mu     sync.Mutex
+	cancel context.CancelCauseFunc // set while the handler runs
+	lost   bool
+}
+
+// markLost records that another consumer took the entry over and cancels
+// the handler, if it runs.
+func (d *delivery) markLost() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.lost = true
+	if d.cancel != nil {
+		d.cancel(ErrLeaseLost)
+	}
+}
+
+// setCancel installs the handler's cancel function, cancelling at once if
+// the lease is already lost.
+func (d *delivery) setCancel(c context.CancelCauseFunc) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cancel = c
+	if d.lost {
+		c(ErrLeaseLost)
+	}
+}
+
+// track registers entries as in flight, so that their leases are renewed
+// from now on. An entry already in flight here (reclaimed by this server
+// after a renewal failed) is dropped: its first delivery still runs.
+func (s *Server) track(entries []rdb.Entry) []*delivery {
+	if len(entries) == 0 {
+		return nil
+	}
+	ds := make([]*delivery, 0, len(entries))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range entries {
+		if _, dup := s.inflight[e.ID]; dup {
+			continue
+		}
+		d := &delivery{entry: e}
+		s.inflight[e.ID] = d
+		ds = append(ds, d)
+	}
+	return ds
+}
+
+func (s *Server) forget(d *delivery) {
+	s.mu.Lock()
+	if s.inflight[d.entry.ID] == d {
+		delete(s.inflight, d.entry.ID)
+	}
+	s.mu.Unlock()
+}
+
+// work runs one delivery on its own goroutine and frees its slot.
+func (s *Server) work(d *delivery) {
+	defer s.workers.Done()
+	defer func() { <-s.slots }()
+	defer s.forget(d)
+	s.process(d)
+}
+
+// run is the outcome of one delivery, as logged and recorded.
+type run struct {
+	m       *rdb.Message
+	start   time.Time
+	dur     time.Duration
+	result  []byte
+	err     error
+	outcome rdb.Outcome
+	due     time.Time // retry only
+}
+
+func (s *Server) process(d *delivery) {
+	r := &run{start: s.now()}
+	m, err := rdb.Decode([]byte(d.entry.Msg))
+	if err != nil {
+		raw, _ := json.Marshal(d.entry.Msg)
+		m = &rdb.Message{ID: d.entry.ID, Queue: d.entry.Queue, Args: raw}
+		r.m = m
+		s.fail(d, r, fmt.Errorf("%w: stored task is not valid: %w", ErrBadPayload, err), true)
+		return
+	}
+	r.m = m
+	if d.entry.Deliveries > int64(s.cfg.MaxDeliveries) {
+		s.fail(d, r, fmt.Errorf("%w: %d deliveries, MaxDeliveries is %d", ErrTooManyDeliveries, d.entry.Deliveries, s.cfg.MaxDeliveries), true)
+		return
+	}
+	h := s.mux.lookup(m.Kind)
+	if h == nil {
+		s.fail(d, r, fmt.Errorf("%w %q", ErrNoHandler, m.Kind), true)
+		return
+	}
+	var deadline time.Time
+	if m.Deadline != 0 {
+		deadline = time.UnixMilli(m.Deadline)
+		if !r.start.Before(deadline) {
+			s.fail(d, r, fmt.Errorf("%w before the run started (deadline %s)", ErrDeadlineExceeded, deadline.Format(time.RFC3339Nano)), true)
+			return
+		}
+	}
+
+	ctx, cancel := context.WithCancelCause(s.handlerCtx)
+	d.setCancel(cancel)
+	timeout := time.Duration(m.Timeout) * time.Millisecond
+	if timeout <= 0 {
+		timeout = h.timeout
+	}
+	if timeout > 0 {
+		var c context.CancelFunc
+		ctx, c = context.WithTimeout(ctx, timeout)
+		defer c()
+	}
+	if !deadline.IsZero() {
+		var c context.CancelFunc
+		ctx, c = context.WithDeadline(ctx, deadline)
+		defer c()
+	}
+	s.logStart(ctx, m)
+	r.result, r.err = call(ctx, h, m)
+	r.dur = s.now().Sub(r.start)
+	cancel(nil)
+	if r.err == nil {
+		r.outcome = rdb.Done
+		s.finish(d, r)
+		return
+	}
+	s.fail(d, r, r.err, false)
+}
+
+// call runs the handler, turning a panic into a *PanicError.
+func call(ctx context.Context, h *handler, m *rdb.Message) (result []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: string(debug.Stack())}
+		}
+	}()
+	return h.run(ctx, m)
+}
+
+// fail records a failed delivery and decides between retry and dead
+// letters. final means no run happened that could be retried.
+func (s *Server) fail(d *delivery, r *run, err error, final bool) {
+	m := r.m
+	r.err = err
+	errText := err.Error()
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		errText += "\n" + pe.Stack
+	}
+	if !final {
+		m.Attempt++
+	}
+	m.AddAttempt(rdb.Attempt{At: r.start.UnixMilli(), Duration: r.dur.Milliseconds(), Error: errText})
+	now := s.now()
+	dead := final || errors.Is(err, ErrSkipRetry) || errors.Is(err, ErrBadPayload) || m.Attempt > m.MaxRetry
+	if !dead && m.Deadline != 0 && !now.Before(time.UnixMilli(m.Deadline)) {
+		dead = true
+		err = fmt.Errorf("%w: %w", ErrDeadlineExceeded, err)
+		r.err = err
+	}
+	if !dead {
+		b := s.cfg.Backoff
+		if h := s.mux.lookup(m.Kind); h != nil && h.backoff != nil {
+			b = h.backoff
+		}
+		r.due = now.Add(b(m.Attempt))
+		if m.Deadline != 0 && !r.due.Before(time.UnixMilli(m.Deadline)) {
+			dead = true
+			err = fmt.Errorf("%w: no retry fits before it: %w", ErrDeadlineExceeded, err)
+			r.err = err
+		}
+	}
+	if dead {
+		r.outcome = rdb.Dead
+		m.Reason = err.Error()
+		m.DiedAt = now.UnixMilli()
+	} else {
+		r.outcome = rdb.Retry
+	}
+	if s.finish(d, r) && s.cfg.ErrorHandler != nil {
+		s.cfg.ErrorHandler(s.handlerCtx, &TaskInfo{
+			ID: m.ID, Kind: m.Kind, Queue: m.Queue, MaxRetry: m.MaxRetry, Attempt: max(m.Attempt, 1),
+			ProcessAt: r.due,
+		}, err)
+	}
+}
+
+// finish writes the outcome to Redis, retrying while Redis is unreachable
+// for up to the visibility timeout (the lease is renewed meanwhile), and
+// logs it. It reports whether this delivery's outcome was recorded.
+func (s *Server) finish(d *delivery, r *run) bool {
+	f := &rdb.Finish{
+		Queue:   d.entry.Queue,
+		EntryID: d.entry.ID,
+		Outcome: r.outcome,
+		TaskID:  r.m.ID,
+		Kind:    r.m.Kind,
+		RunsCap: max(s.cfg.RunRetention, 0),
+		DeadCap: s.cfg.DeadRetention,
+	}
+	switch r.outcome {
+	case rdb.Retry:
+		f.At = r.due
+	case rdb.Dead:
+		f.At = time.UnixMilli(r.m.DiedAt)
+	}
+	if r.outcome != rdb.Done {
+		b, err := r.m.Encode()
+		if err != nil { // cannot happen for a message decoded from JSON
+			s.log.Error("chronos: encode failed task", "task_id", r.m.ID, "error", err)
+			return false
+		}
+		f.Msg = b
+	}
+	if f.RunsCap > 0 {
+		f.RunAttrs = runRecord(r)
+	}
+	ctx := context.WithoutCancel(s.handlerCtx)
+	deadline := s.now().Add(s.cfg.VisibilityTimeout)
+	delay := 50 * time.Millisecond
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		res, err := s.rdb.Finish(cctx, s.consumer, f)
+		cancel()
+		if err == nil {
+			switch res {
+			case rdb.Finished:
+				s.logOutcome(r)
+				return true
+			case rdb.LeaseLost:
+				s.taskLog.Warn("task outcome discarded: another worker took the task over after its lease expired",
+					"kind", r.m.Kind, "task_id", r.m.ID, "queue", r.m.Queue, "outcome", string(r.outcome))
+			default:
+				s.taskLog.Warn("task outcome discarded: the task was already finished by another worker",
+					"kind", r.m.Kind, "task_id", r.m.ID, "queue", r.m.Queue, "outcome", string(r.outcome))
+			}
+			return false
+		}
+		if !s.now().Before(deadline) {
+			s.log.Error("chronos: record task outcome; the task will be recovered and run again", "task_id", r.m.ID, "error", err)
+			return false
+		}
+		s.log.Warn("chronos: record task outcome; retrying", "task_id", r.m.ID, "error", err)
+		time.Sleep(delay)
+		delay = min(2*delay, time.Second)
+	}
+}
+
+// runRecord is the run-record field/value list of r.
+func runRecord(r *run) []any {
+	status := "success"
+	switch r.outcome {
+	case rdb.Retry:
+		status = "retry"
+	case rdb.Dead:
+		status = "dead"
+	}
+	attempt := r.m.Attempt
+	if r.outcome == rdb.Done {
+		attempt++
+	}
+	a := make([]any, 0, 20)
+	a = append(a,
+		"task_id", r.m.ID,
+		"status", status,
+		"queue", r.m.Queue,
+		"attempt", strconv.Itoa(max(attempt, 1)),
+		"start", strconv.FormatInt(r.start.UnixMilli(), 10),
+		"duration_us", strconv.FormatInt(r.dur.Microseconds(), 10),
+	)
+	if r.m.ScheduleID != "" {
+		a = append(a, "schedule", r.m.ScheduleID, "trigger", strconv.FormatInt(r.m.TriggerTime, 10))
+	}
+	if r.err != nil {
+		a = append(a, "error", r.err.Error())
+	} else if r.result != nil {
+		a = append(a, "result", r.result)
+	}
+	return a
+}
+
+func anyString(v any) string {
+	if err, ok := v.(error); ok {
+		return err.Error()
+	}
+	return fmt.Sprint(v)
+}
