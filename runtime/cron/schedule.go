@@ -1,0 +1,90 @@
+package cron
+
+import "time"
+
+// DSTPolicy chooses what a schedule does with wall times that a daylight
+// saving change skips. Repeated wall times (fall back) always fire once, at
+// the later instant, under every policy.
+type DSTPolicy int
+
+const (
+	// DSTQuartz, the zero value, reproduces Quartz 2.3.2 exactly: a wall
+	// time inside a spring-forward gap does not exist and is skipped. (Like
+	// Java's lenient calendar, the search reads it with the offset from
+	// before the change, which moves it forward by the gap's length, and
+	// continues from there.) A daily 02:30 job in New York does not run on
+	// the day clocks go forward.
+	DSTQuartz DSTPolicy = iota
+	// DSTShiftGap runs a wall time lost in a spring-forward gap at the first
+	// instant after the gap, as users of Vixie cron expect for jobs at fixed
+	// times: the daily 02:30 job runs at 03:00 on that day. Several slots
+	// in one gap collapse into that single run.
+	DSTShiftGap
+)
+
+// String returns "quartz" or "shiftGap".
+func (p DSTPolicy) String() string {
+	switch p {
+	case DSTQuartz:
+		return "quartz"
+	case DSTShiftGap:
+		return "shiftGap"
+	}
+	return "DSTPolicy(?)"
+}
+
+// Schedule is an expression evaluated in a time zone. The zero Location
+// means UTC and the zero DST policy means DSTQuartz.
+type Schedule struct {
+	Expr     *Expression
+	Location *time.Location // nil means UTC
+	DST      DSTPolicy
+}
+
+// maxGapRetries bounds how often one Next call may land in a DST gap and
+// search again; a zone has at most a few gaps a year.
+const maxGapRetries = 4096
+
+// Next returns the first fire time strictly after after, in s.Location, with
+// whole seconds. It returns the zero time when the schedule has no fire time
+// after after up to the end of 2199 (or of its last listed year), and when
+// s.Expr is nil.
+//
+// The search runs on wall-clock fields of the zone, as Quartz does: it
+// starts at the wall time of after+1s (truncated to the second), finds the
+// first matching wall time, and converts it to an instant, taking the later
+// instant when the wall time occurs twice. So a daily 01:30 job runs once on
+// the day clocks go back, and a job every 15 minutes is silent during the
+// first pass of the repeated hour.
+func (s Schedule) Next(after time.Time) time.Time {
+	if s.Expr == nil {
+		return time.Time{}
+	}
+	loc := s.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	from := after.Unix() + 1
+	w := wallOf(from, loc)
+	for range maxGapRetries {
+		c, ok := s.Expr.spec.search(civilOf(w))
+		if !ok {
+			return time.Time{}
+		}
+		cw := c.wall()
+		u, ok, g := resolve(cw, loc)
+		switch {
+		case ok && u >= from:
+			return time.Unix(u, 0).In(loc)
+		case ok:
+			// Unreachable: a wall time at or after that of from maps to an
+			// instant at or after from. Step on rather than risk a loop.
+			w = cw + 1
+		case s.DST == DSTShiftGap && g.at >= from:
+			return time.Unix(g.at, 0).In(loc)
+		default:
+			w = cw + g.after - g.before
+		}
+	}
+	return time.Time{}
+}
