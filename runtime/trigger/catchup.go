@@ -99,6 +99,13 @@ func (c Catchup) Due(t Trigger, s State, now time.Time) Result {
 		s, nowFire = t.misfire(policy, s, now)
 	}
 
+	// Jump over the slots the cap would drop anyway, where the trigger can
+	// count them without walking; the walk below drops the rest.
+	s, skipped := t.skip(s, now, maxFires)
+	if skipped > 0 {
+		nowFire = false // the now-fire, if any, was the first slot skipped
+	}
+
 	// ring keeps the most recent maxFires fires; n counts all of them.
 	var ring []Fire
 	n := 0
@@ -115,14 +122,13 @@ func (c Catchup) Due(t Trigger, s State, now time.Time) Result {
 		n++
 		s = Triggered(t, s)
 	}
+	res.Fires = ring
 	if n > maxFires {
 		// Rotate so the oldest kept fire comes first.
 		k := n % maxFires
 		res.Fires = append(ring[k:len(ring):len(ring)], ring[:k]...)
-		res.Dropped = n - maxFires
-	} else {
-		res.Fires = ring
 	}
+	res.Dropped = skipped + max(0, n-maxFires)
 	res.State = s
 	return res
 }

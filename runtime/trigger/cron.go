@@ -153,6 +153,10 @@ func (c Cron) latestSlot(s State, now time.Time) time.Time {
 	}
 }
 
+// skip does nothing: a cron schedule can only count its slots by walking
+// them.
+func (c Cron) skip(s State, _ time.Time, _ int) (State, int) { return s, 0 }
+
 // checkEnd rejects an end before the start (Quartz: "End time cannot be
 // before start time").
 func checkEnd(start, end time.Time) error {

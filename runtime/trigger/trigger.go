@@ -32,6 +32,10 @@ type Trigger interface {
 	// latestSlot returns the latest scheduled fire time in [s.Next, now],
 	// which is s.Next when no later slot has passed.
 	latestSlot(s State, now time.Time) time.Time
+	// skip advances s past due slots (Next <= now) so that at most keep of
+	// them remain, when it can do so without walking them, and returns how
+	// many it skipped. It may skip fewer (0 is always correct).
+	skip(s State, now time.Time, keep int) (State, int)
 }
 
 // CronSchedule computes the fire times of a cron expression. Next returns the
