@@ -1,3 +1,35 @@
+// Command chronosgen generates typed registration code from //chronos:
+// directives and chronos struct tags. Run it through go generate:
+//
+//	//go:generate go tool chronosgen
+//
+// or for a whole module from its root: go tool chronosgen ./...
+//
+// Usage:
+//
+//	chronosgen [flags] [packages]
+//	chronosgen next [-tz ZONE] [-from TIME] [-n N] 'CRON EXPRESSION'
+//	chronosgen next -every 30s [-start-delay 10s] [-repeat 9] [-from TIME] [-n N]
+//
+// Flags:
+//
+//	-o name           generated file name in each package (default chronos_gen.go)
+//	-tags list        extra comma-separated build tags
+//	-check            write nothing; exit 1 when a generated file is stale, missing or should be deleted
+//	-v                print what was written, tolerated type errors and timings
+//	-version          print the version and exit
+//	-help-directives  print the table of directive keys and exit
+//
+// Exit status: 0 success, 1 drift (under -check) or an invalid expression
+// (under next), 2 diagnostics or usage errors. Errors are printed as
+// file:line:col: message, with paths relative to the current directory.
+// When any error is found, no file is written or deleted.
 package main
 
-func main() {}
+import (
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,136 @@
+// Package gen is chronosgen: it turns //chronos: directives and chronos
+// struct tags into typed registration code for the chronos runtime.
+//
+// Generation is a pipeline of plain functions over plain data:
+//
+//	load      go/packages, with -tags=chronosgen so earlier output is ignored
+//	scan      find //chronos: comments and chronos:"…" tags (scan.go)
+//	check     read keys against the key table, validate them with the
+//	          runtime's own time engine, resolve handler types (Check)
+//	model     sorted, position-free data (model.go)
+//	emit      jennifer, gofmt'd, deterministic (Emit)
+//	write     atomic, skipped when unchanged, or compared under -check
+//
+// Generate does everything but the write and returns the files; Write and
+// Drift apply or compare them. docs/directives.md describes the directives.
+package gen
+
+import (
+	"bytes"
+	"context"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// DefaultOutput is the name of the generated file in each package.
+const DefaultOutput = "chronos_gen.go"
+
+// Config says what to generate. The zero value generates for the package
+// in the current directory.
+type Config struct {
+	Dir      string   // directory to load from; "" means the current directory
+	Patterns []string // package patterns; none means "."
+	Tags     []string // extra build tags
+	Output   string   // generated file name in each package; "" means DefaultOutput
+	Env      []string // environment for the go command; nil means os.Environ()
+}
+
+// File is one generated file, or one to delete.
+type File struct {
+	PkgPath string
+	Path    string // absolute
+	Content []byte // nil: the package has no directives left; delete the file
+}
+
+// Result is the outcome of Generate.
+type Result struct {
+	Files       []File      // sorted by Path; empty when Diagnostics has errors
+	Diagnostics Diagnostics // errors and warnings, sorted
+	TypeErrors  []string    // tolerated type errors outside handler signatures
+	LoadTime    time.Duration
+	GenTime     time.Duration // everything after loading
+}
+
+// Generate loads the packages of cfg and computes their generated files.
+// It writes nothing. When the diagnostics hold an error, Files is empty:
+// a run with errors never produces (or deletes) output. The error result is
+// for failures to run at all, such as a go command that cannot list the
+// patterns.
+func Generate(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.Output == "" {
+		cfg.Output = DefaultOutput
+	}
+	fset := token.NewFileSet()
+	start := time.Now()
+	pkgs, err := load(ctx, cfg, fset)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{LoadTime: time.Since(start)}
+	start = time.Now()
+	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return strings.Compare(a.PkgPath, b.PkgPath) })
+	for _, pkg := range pkgs {
+		diags, ok := loadErrors(pkg, fset)
+		res.Diagnostics = append(res.Diagnostics, diags...)
+		if !ok {
+			continue
+		}
+		for _, e := range pkg.TypeErrors {
+			res.TypeErrors = append(res.TypeErrors, e.Error())
+		}
+		res.Diagnostics = append(res.Diagnostics, checkIgnored(pkg, fset, cfg.Output)...)
+		m, diags := Check(fset, pkg.Syntax, pkg.Types, pkg.TypesInfo, pkg.TypeErrors)
+		res.Diagnostics = append(res.Diagnostics, diags...)
+		path := filepath.Join(pkgDir(pkg), cfg.Output)
+		if m == nil {
+			if isOurFile(path) {
+				res.Files = append(res.Files, File{PkgPath: pkg.PkgPath, Path: path})
+			}
+			continue
+		}
+		if diags.HasErrors() {
+			continue
+		}
+		src, err := Emit(m)
+		if err != nil {
+			return nil, err
+		}
+		res.Files = append(res.Files, File{PkgPath: pkg.PkgPath, Path: path, Content: src})
+	}
+	res.Diagnostics = res.Diagnostics.sort()
+	if res.Diagnostics.HasErrors() {
+		res.Files = nil
+	}
+	slices.SortFunc(res.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	res.GenTime = time.Since(start)
+	return res, nil
+}
+
+func pkgDir(pkg *packages.Package) string {
+	for _, list := range [][]string{pkg.GoFiles, pkg.IgnoredFiles, pkg.CompiledGoFiles} {
+		if len(list) > 0 {
+			return filepath.Dir(list[0])
+		}
+	}
+	return pkg.Dir
+}
+
+// isOurFile reports whether path exists and was written by chronosgen, so
+// it may be deleted or overwritten. A hand-written file of the same name is
+// never touched.
+func isOurFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := f.Read(head)
+	return bytes.Contains(head[:n], []byte(header))
+}

@@ -1,0 +1,261 @@
+package gen
+
+import (
+	"fmt"
+	"strings"
+)
+
+// valueType says how a key's value is read.
+type valueType int
+
+const (
+	typeString   valueType = iota // any text
+	typeID                        // schedule, group or job identifier
+	typeCron                      // cron expression (runtime/cron)
+	typeDuration                  // time.ParseDuration, > 0
+	typeDelay                     // time.ParseDuration, >= 0
+	typeCount                     // base-10 integer >= 0
+	typeBool                      // true or false
+	typeTime                      // RFC 3339 timestamp with offset
+	typeZone                      // IANA time zone (runtime/cron.LoadLocation)
+	typeEnum                      // one of key.enum
+	typePolicy                    // misfire policy name (runtime/trigger.ParsePolicy)
+)
+
+var typeNames = [...]string{
+	typeString:   "string",
+	typeID:       "id",
+	typeCron:     "cron",
+	typeDuration: "duration",
+	typeDelay:    "duration",
+	typeCount:    "int",
+	typeBool:     "bool",
+	typeTime:     "time",
+	typeZone:     "zone",
+	typeEnum:     "enum",
+	typePolicy:   "policy",
+}
+
+// place is the set of declarations a key may appear on.
+type place uint8
+
+const (
+	onSchedule place = 1 << iota // //chronos:schedule (or a tag) with its own trigger
+	onJob                        // //chronos:schedule group=… (joins a group's trigger)
+	onGroup                      // //chronos:group
+)
+
+// triggerKind restricts a key to one kind of trigger.
+type triggerKind uint8
+
+const (
+	anyTrigger    triggerKind = iota
+	cronTrigger                // cron=…
+	simpleTrigger              // every=…
+)
+
+func (k triggerKind) String() string {
+	switch k {
+	case cronTrigger:
+		return "cron"
+	case simpleTrigger:
+		return "every"
+	}
+	return "any"
+}
+
+// key describes one directive key. The single table below drives parsing,
+// validation, -help-directives and docs/directives.md.
+type key struct {
+	name    string
+	typ     valueType
+	enum    []string // typeEnum: accepted values, in documentation order
+	on      place
+	trigger triggerKind
+	doc     string
+}
+
+// keys is the table of every key, in documentation order. Options are
+// emitted in this order too, which keeps the generated code stable.
+var keys = []key{
+	{name: "id", typ: typeID, on: onSchedule | onJob | onGroup,
+		doc: "Stable identifier, persisted by the scheduler. Defaults to the handler's kind; required when a handler has several schedules."},
+	{name: "group", typ: typeID, on: onSchedule | onJob,
+		doc: "Join the `//chronos:group` with this id: the job fires on the group's trigger; trigger keys are then not allowed."},
+	{name: "cron", typ: typeCron, on: onSchedule | onGroup, trigger: cronTrigger,
+		doc: "Cron expression: 5 fields or `@descriptor` (standard), 6–7 fields (Quartz, with seconds). Quote it."},
+	{name: "every", typ: typeDuration, on: onSchedule | onGroup, trigger: simpleTrigger,
+		doc: "Simple trigger interval (Go duration, at least 1s)."},
+	{name: "start-delay", typ: typeDelay, on: onSchedule | onGroup, trigger: simpleTrigger,
+		doc: "Delay before the first fire of a simple trigger."},
+	{name: "start", typ: typeTime, on: onSchedule | onGroup, trigger: simpleTrigger,
+		doc: "First fire time of a simple trigger (RFC 3339); excludes `start-delay`."},
+	{name: "end", typ: typeTime, on: onSchedule | onGroup, trigger: simpleTrigger,
+		doc: "No fires after this time (RFC 3339)."},
+	{name: "repeat", typ: typeCount, on: onSchedule | onGroup, trigger: simpleTrigger,
+		doc: "Repeats after the first fire (Quartz repeatCount): `repeat=9` fires 10 times. Default: forever."},
+	{name: "forever", typ: typeBool, on: onSchedule | onGroup, trigger: simpleTrigger,
+		doc: "`forever=true` repeats without end (the default); excludes `repeat`."},
+	{name: "tz", typ: typeZone, on: onSchedule | onGroup, trigger: cronTrigger,
+		doc: "IANA time zone the cron expression is read in. Default UTC."},
+	{name: "dst", typ: typeEnum, enum: []string{"quartz", "shiftGap"}, on: onSchedule | onGroup, trigger: cronTrigger,
+		doc: "Daylight-saving handling: `quartz` (default; skipped local times do not fire) or `shiftGap` (fire at the first instant after the gap)."},
+	{name: "misfire", typ: typePolicy, on: onSchedule | onGroup,
+		doc: "Misfire policy, by trigger kind. cron: `smartPolicy` (default), `ignoreMisfires`, `fireOnceNow`, `doNothing`. every: `smartPolicy` (default), `ignoreMisfires`, `fireNow`, `rescheduleNowWithExistingRepeatCount`, `rescheduleNowWithRemainingRepeatCount`, `rescheduleNextWithExistingCount`, `rescheduleNextWithRemainingCount`."},
+	{name: "isolated", typ: typeBool, on: onSchedule | onGroup,
+		doc: "`true` fires on every live instance instead of once per cluster."},
+	{name: "overlap", typ: typeEnum, enum: []string{"allow", "skip", "bufferOne"}, on: onSchedule | onGroup,
+		doc: "What a fire does while the previous run is still going: `allow` (default), `skip`, `bufferOne`."},
+	{name: "queue", typ: typeString, on: onSchedule | onJob | onGroup,
+		doc: "Queue the tasks are enqueued on."},
+	{name: "max-retry", typ: typeCount, on: onSchedule | onJob | onGroup,
+		doc: "Retries after a failed attempt."},
+	{name: "timeout", typ: typeDuration, on: onSchedule | onJob | onGroup,
+		doc: "Per-attempt time limit of each task."},
+	{name: "process-in", typ: typeDuration, on: onSchedule | onJob | onGroup,
+		doc: "Enqueue each task to run this long after its fire time."},
+	{name: "dedup-key", typ: typeString, on: onSchedule | onJob | onGroup,
+		doc: "Deduplication key of each task; requires `dedup-ttl`."},
+	{name: "dedup-ttl", typ: typeDuration, on: onSchedule | onJob | onGroup,
+		doc: "How long `dedup-key` suppresses duplicates; requires `dedup-key`."},
+}
+
+// triggerKeys are the keys that define a trigger; they are forbidden on a
+// schedule that joins a group.
+func isTriggerKey(name string) bool {
+	k := lookupKey(name)
+	return k != nil && k.on&onJob == 0
+}
+
+func lookupKey(name string) *key {
+	for i := range keys {
+		if keys[i].name == name {
+			return &keys[i]
+		}
+	}
+	return nil
+}
+
+// keyIndex is the position of name in the table, for ordering options.
+func keyIndex(name string) int {
+	for i := range keys {
+		if keys[i].name == name {
+			return i
+		}
+	}
+	return len(keys)
+}
+
+// directiveNames are the //chronos: directives, with where they go.
+var directiveNames = []struct{ name, on, doc string }{
+	{"schedule", "function or method", "Schedule the handler; several lines declare several schedules."},
+	{"group", "package clause or type", "Declare a trigger shared by the jobs that name it with `group=`."},
+	{"schedules", "struct type", "Read `chronos:\"…\"` tags on the struct's func-typed fields as schedules."},
+}
+
+// placesText lists the directives a key may appear on.
+func (k *key) placesText() string {
+	var s []string
+	if k.on&onSchedule != 0 {
+		s = append(s, "schedule")
+	}
+	if k.on&onJob != 0 {
+		s = append(s, "job")
+	}
+	if k.on&onGroup != 0 {
+		s = append(s, "group")
+	}
+	return strings.Join(s, ", ")
+}
+
+func (k *key) typeText() string {
+	if k.typ == typeEnum {
+		return strings.Join(k.enum, " \\| ")
+	}
+	if k.typ == typeDelay {
+		return "duration (≥ 0)"
+	}
+	return typeNames[k.typ]
+}
+
+// KeyTable renders the key table as Markdown. It is the table in
+// docs/directives.md and the output of chronosgen -help-directives.
+func KeyTable() string {
+	var b strings.Builder
+	b.WriteString("| key | value | on | trigger | meaning |\n|---|---|---|---|---|\n")
+	for i := range keys {
+		k := &keys[i]
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", k.name, k.typeText(), k.placesText(), k.trigger, k.doc)
+	}
+	return b.String()
+}
+
+// suggest returns the candidate nearest to s by edit distance, or "" when
+// none is close enough to be a plausible typo.
+func suggest(s string, candidates []string) string {
+	best, bestD := "", len(s)/2+2
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func keyNames() []string {
+	names := make([]string, len(keys))
+	for i := range keys {
+		names[i] = keys[i].name
+	}
+	return names
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// HelpDirectives is the text of chronosgen -help-directives: the
+// directives, the quoting rules and the key table.
+func HelpDirectives() string {
+	var b strings.Builder
+	b.WriteString("Directives (one per line, no space after //):\n\n")
+	for _, d := range directiveNames {
+		fmt.Fprintf(&b, "  //chronos:%-10s on a %s. %s\n", d.name, d.on, strings.ReplaceAll(d.doc, "`", ""))
+	}
+	b.WriteString(`
+Arguments are key=value, separated by spaces. A value is bare (no spaces or
+quotes), "Go-quoted" (Go escapes), ` + "`raw`" + ` or 'single-quoted' (no escapes;
+handy inside struct tags). A struct tag takes the same keys:
+  Field func(context.Context) error ` + "`" + `chronos:"cron='0 0 2 * * ?' tz=UTC"` + "`" + `
+
+Keys:
+
+`)
+	for i := range keys {
+		k := &keys[i]
+		fmt.Fprintf(&b, "  %-12s %-22s on %s", k.name, strings.ReplaceAll(k.typeText(), "\\|", "|"), k.placesText())
+		if k.trigger != anyTrigger {
+			fmt.Fprintf(&b, "; %s= triggers only", k.trigger)
+		}
+		fmt.Fprintf(&b, "\n  %12s %s\n", "", strings.ReplaceAll(k.doc, "`", ""))
+	}
+	b.WriteString("\nSee docs/directives.md for the full description.\n")
+	return b.String()
+}
