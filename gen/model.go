@@ -35,10 +35,10 @@ type Handler struct {
 
 	// Args is the task argument type: the handler's own A in *chronos.Task[A],
 	// or, when the handler takes only a context, a generated struct.
-	Args     TypeExpr
-	ArgsGen  bool     // Args is generated (Args.Name is declared in the output)
-	TakesTask bool    // the handler takes (ctx, *chronos.Task[A])
-	Result   *TypeExpr // R of an (R, error) result, or nil
+	Args      TypeExpr
+	ArgsGen   bool      // Args is generated (Args.Name is declared in the output)
+	TakesTask bool      // the handler takes (ctx, *chronos.Task[A])
+	Result    *TypeExpr // R of an (R, error) result, or nil
 }
 
 // TypeExpr is a Go type the emitter spells out.
