@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/chronos-go/chronos/runtime/cron"
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
 
@@ -90,4 +91,31 @@ func ExampleSimple_Validate() {
 	// Output:
 	// true
 	// interval 500ms is below the 1s minimum; chronos does not run sub-second schedules
+}
+
+// A cron trigger takes its fire times from a runtime/cron schedule; the
+// trigger adds the start, the end and the misfire handling around it.
+func ExampleCron() {
+	loc, _ := cron.LoadLocation("Europe/Paris")
+	trig := trigger.Cron{
+		Schedule: cron.Schedule{Expr: cron.MustParse("0 0 2 * * ?"), Location: loc},
+		Start:    time.Date(2025, 3, 28, 12, 0, 0, 0, loc),
+	}
+	if err := trig.Validate(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	state := trigger.Initial(trig)
+	for range 3 { // 02:00 does not exist on 30 March (DST), so Quartz skips that day
+		fmt.Println(state.Next.Format(time.RFC3339))
+		state = trigger.Triggered(trig, state)
+	}
+	// The leader was down for two days; doNothing waits for the next slot.
+	res := trigger.Catchup{Policy: trigger.PolicyDoNothing}.Due(trig, state, state.Next.Add(48*time.Hour+time.Hour))
+	fmt.Println(len(res.Fires), res.Misfired, res.State.Next.Format(time.RFC3339))
+	// Output:
+	// 2025-03-29T02:00:00+01:00
+	// 2025-03-31T02:00:00+02:00
+	// 2025-04-01T02:00:00+02:00
+	// 0 true 2025-04-05T02:00:00+02:00
 }

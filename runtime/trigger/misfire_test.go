@@ -3,6 +3,8 @@ package trigger
 import (
 	"testing"
 	"time"
+
+	"github.com/chronos-go/chronos/runtime/cron"
 )
 
 // quartzState is a trigger's state after updateAfterMisfire, in the terms of
@@ -17,7 +19,8 @@ type quartzState struct {
 // the state right after updateAfterMisfire (the table's column) and what
 // Due hands out and persists afterwards.
 func TestQuartzMisfireTable(t *testing.T) {
-	five := every(5 * time.Minute)
+	five := cron.Schedule{Expr: cron.MustParse("0 0/5 * * * ?")}
+	only2025 := cron.Schedule{Expr: cron.MustParse("0 0 0 1 1 ? 2025")}
 	simple := func(rc int, end time.Time) Simple {
 		return Simple{Start: T0, Interval: time.Minute, RepeatCount: rc, End: end}
 	}
@@ -61,11 +64,11 @@ func TestQuartzMisfireTable(t *testing.T) {
 			misfired: true, after: quartzState{Next: none, Start: T0, RC: -1},
 			final: State{Start: T0, RepeatCount: -1, Complete: true}},
 		{id: "C7 doNothing without a future time completes",
-			trig: Cron{Schedule: once(T0), Start: T0}, policy: PolicyDoNothing, next: T0, now: sec(450.25),
+			trig: Cron{Schedule: only2025, Start: T0}, policy: PolicyDoNothing, next: T0, now: sec(450.25),
 			misfired: true, after: quartzState{Next: none, Start: T0, RC: -1},
 			final: State{Start: T0, RepeatCount: -1, Complete: true}},
 		{id: "C8 fireOnceNow fires once anyway",
-			trig: Cron{Schedule: once(T0), Start: T0}, policy: PolicyFireOnceNow, next: T0, now: sec(450.25),
+			trig: Cron{Schedule: only2025, Start: T0}, policy: PolicyFireOnceNow, next: T0, now: sec(450.25),
 			misfired: true, after: quartzState{Next: sec(450.25), Start: T0, RC: -1},
 			fires: []Fire{{sec(450.25), T0}},
 			final: State{Prev: sec(450.25), Start: T0, TimesTriggered: 1, RepeatCount: -1, Complete: true}},

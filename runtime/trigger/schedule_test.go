@@ -1,10 +1,17 @@
 package trigger
 
-import "time"
+import (
+	"testing"
+	"time"
 
-// Test-only cron schedules, standing in for runtime/cron in the tests that
-// must not depend on the parser. Both are exact for the expressions they
-// name because those expressions are plain arithmetic in UTC.
+	"github.com/chronos-go/chronos/runtime/cron"
+)
+
+// Test-only cron schedules for the rule and property tests: they make any
+// step available (every(7*time.Second)) and are cheap enough for thousands
+// of random cases. TestTestSchedulesMatchCron checks them against
+// runtime/cron for the expressions they stand for; the brief's vectors use
+// runtime/cron itself.
 
 // T0 is the reference instant of the brief's misfire vectors.
 var T0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -36,3 +43,23 @@ func (o once) Next(after time.Time) time.Time {
 
 // sec returns T0 plus a (possibly fractional) number of seconds.
 func sec(s float64) time.Time { return T0.Add(time.Duration(s * float64(time.Second))) }
+
+func TestTestSchedulesMatchCron(t *testing.T) {
+	tests := []struct {
+		expr  string
+		sched CronSchedule
+	}{
+		{"0 0/5 * * * ?", every(5 * time.Minute)},
+		{"* * * * * ?", every(time.Second)},
+		{"0 * * * * ?", every(time.Minute)},
+		{"0 0 0 1 1 ? 2025", once(T0)},
+	}
+	for _, tt := range tests {
+		real := cron.Schedule{Expr: cron.MustParse(tt.expr)}
+		for _, after := range []time.Time{sec(-3600), sec(-0.5), T0, sec(0.001), sec(299.999), sec(300), sec(86400*40 + 17.25)} {
+			if got, want := tt.sched.Next(after), real.Next(after); !got.Equal(want) {
+				t.Errorf("%s: Next(%v) = %v; runtime/cron says %v", tt.expr, after, got, want)
+			}
+		}
+	}
+}
