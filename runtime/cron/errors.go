@@ -15,6 +15,8 @@ type SyntaxError struct {
 	Offset int    // 0-based byte offset of the bad token in Expr
 	Len    int    // length of the bad token in bytes (0 at the end of Expr)
 	Msg    string // what is wrong, in words, without the expression
+
+	quirk quirk // set when Quartz 2.3.2 would accept the expression
 }
 
 // Error returns the message with the expression and the 1-based column,

@@ -34,8 +34,9 @@ func Parse(expr string) (*Expression, error) {
 		return p.quartz(toks)
 	case n > 7:
 		first, last := toks[7], toks[n-1]
-		return nil, p.errorf(NoField, first.off, last.off+len(last.text)-first.off,
-			"%d fields is too many; a Quartz expression has 6 or 7 (%s)", n, quartzShape)
+		p.dialect = Quartz
+		return nil, p.because(p.errorf(NoField, first.off, last.off+len(last.text)-first.off,
+			"%d fields is too many; a Quartz expression has 6 or 7 (%s)", n, quartzShape), quirkExtraFields)
 	default:
 		return nil, p.errorf(NoField, len(strings.TrimRight(expr, " \t")), 0,
 			"only %d fields; want 6 or 7 (Quartz: %s) or 5 (standard: %s)", n, quartzShape, standardShape)
@@ -201,7 +202,16 @@ func (p *parser) valueOf(lx *lexer, f Field, fs *fieldSpec) (v int, isName bool,
 	case isDigit(c):
 		v, off, n := lx.digits()
 		if v < fs.lo || v > fs.hi {
-			return 0, false, p.errorf(f, off, n, "%s", p.rangeError(f, fs, v))
+			e := p.errorf(f, off, n, "%s", p.rangeError(f, fs, v))
+			switch {
+			case f == Year:
+				p.because(e, quirkYearRange)
+			case f == DayOfMonth && v == 0 && lx.peek() == 'W':
+				p.because(e, quirkZeroW)
+			case f == DayOfWeek && lx.peek() == '#':
+				p.because(e, quirkNthDay)
+			}
+			return 0, false, e
 		}
 		return v, false, nil
 	case isLetter(c):
@@ -212,7 +222,11 @@ func (p *parser) valueOf(lx *lexer, f Field, fs *fieldSpec) (v int, isName bool,
 		}
 		if fs.names == nil {
 			if strings.Trim(word, "LW") == "" {
-				return 0, false, p.errorf(f, off, len(word), "'%s' is not allowed in the %s field; 'L' and 'W' belong to day-of-month (and 'L' to day-of-week)", word, f)
+				e := p.errorf(f, off, len(word), "'%s' is not allowed in the %s field; 'L' and 'W' belong to day-of-month (and 'L' to day-of-week)", word, f)
+				if word == "L" {
+					p.because(e, quirkLetterL)
+				}
+				return 0, false, e
 			}
 			return 0, false, p.errorf(f, off, len(word), "%q is not a number; the %s field takes %s", word, f, fs.rangeMsg)
 		}
@@ -224,11 +238,15 @@ func (p *parser) valueOf(lx *lexer, f Field, fs *fieldSpec) (v int, isName bool,
 		if len(word) > 3 && len(word) <= 9 {
 			for _, name := range fs.names {
 				if strings.HasPrefix(word, name) {
-					return 0, false, p.errorf(f, off, len(word), "%q is not a %s name; names are exactly three letters, so write %s", word, f, name)
+					return 0, false, p.because(p.errorf(f, off, len(word), "%q is not a %s name; names are exactly three letters, so write %s", word, f, name), quirkTrailingJunk)
 				}
 			}
 		}
-		return 0, false, p.errorf(f, off, len(word), "unknown %s name %q (want one of %s)", f, word, strings.Join(fs.names, " "))
+		e := p.errorf(f, off, len(word), "unknown %s name %q (want one of %s)", f, word, strings.Join(fs.names, " "))
+		if f == Month && word == "L" {
+			p.because(e, quirkLetterL)
+		}
+		return 0, false, e
 	case c == 0:
 		return 0, false, p.errorf(f, lx.off(), 0, "missing %s value at the end of %q", f, lx.s)
 	default:
@@ -254,7 +272,7 @@ func (p *parser) step(lx *lexer, f Field, fs *fieldSpec, star bool) (int, error)
 	case n == 0:
 		return 0, p.errorf(f, slash, 1, "'/' in %s item %q must be followed by a step (a number)", f, lx.s)
 	case v == 0:
-		return 0, p.errorf(f, off, n, "step 0 in %s item %q; a step must be at least 1", f, lx.s)
+		return 0, p.because(p.errorf(f, off, n, "step 0 in %s item %q; a step must be at least 1", f, lx.s), quirkStepZero)
 	case star && fs.maxStar > 0 && v > fs.maxStar:
 		return 0, p.errorf(f, off, n, "step %d in %s item %q is larger than the field allows (at most %d)", v, f, lx.s, fs.maxStar)
 	}
@@ -287,5 +305,5 @@ func (p *parser) trailing(lx *lexer, f Field) error {
 		return nil
 	}
 	rest := lx.s[lx.i:]
-	return p.errorf(f, lx.off(), len(rest), "unexpected %q in %s item %q", rest, f, lx.s)
+	return p.because(p.errorf(f, lx.off(), len(rest), "unexpected %q in %s item %q", rest, f, lx.s), quirkTrailingJunk)
 }

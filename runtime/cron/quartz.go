@@ -76,7 +76,7 @@ func (p *parser) quartzField(f Field, tok token, set *valueSet, s *spec) (questi
 		case f != DayOfMonth && f != DayOfWeek:
 			return false, p.errorf(f, tok.off+i, 1, "'?' is allowed only in day-of-month or day-of-week, not in %s", f)
 		case tok.text != "?":
-			return false, p.errorf(f, tok.off+i, 1, "'?' must be the whole %s field, not part of %q", f, tok.text)
+			return false, p.because(p.errorf(f, tok.off+i, 1, "'?' must be the whole %s field, not part of %q", f, tok.text), quirkQuestionJunk)
 		}
 		return true, nil
 	}
@@ -100,7 +100,14 @@ func (p *parser) quartzField(f Field, tok token, set *valueSet, s *spec) (questi
 
 func (p *parser) quartzItem(lx *lexer, f Field, fs *fieldSpec, base int, inList bool, set *valueSet, s *spec) error {
 	listErr := func(what string) error {
-		return p.errorf(f, lx.base, len(lx.s), "%s cannot be combined with other values in a %s list", what, f)
+		e := p.errorf(f, lx.base, len(lx.s), "%s cannot be combined with other values in a %s list", what, f)
+		switch what {
+		case "'#'":
+			p.because(e, quirkNthInList)
+		case "'W'":
+			p.because(e, quirkWeekdayInList)
+		}
+		return e
 	}
 	c := lx.peek()
 	switch {
@@ -151,7 +158,7 @@ func (p *parser) quartzItem(lx *lexer, f Field, fs *fieldSpec, base int, inList 
 		return nil
 
 	case f == DayOfWeek && c == 'L':
-		return p.errorf(f, lx.base, len(lx.s), "%q is not a day-of-week item: 'L' alone means Saturday, and the last given weekday of the month is written 6L or FRIL", lx.s)
+		return p.because(p.errorf(f, lx.base, len(lx.s), "%q is not a day-of-week item: 'L' alone means Saturday, and the last given weekday of the month is written 6L or FRIL", lx.s), quirkTrailingJunk)
 	}
 
 	start := lx.off()
@@ -163,6 +170,9 @@ func (p *parser) quartzItem(lx *lexer, f Field, fs *fieldSpec, base int, inList 
 	case '-':
 		lx.i++
 		v2, isName2, err := p.valueOf(lx, f, fs)
+		if se, ok := err.(*SyntaxError); ok && f == DayOfWeek && se.Len > 0 && strings.Trim(p.expr[se.Offset:se.Offset+se.Len], "0") == "" {
+			p.because(se, quirkDOWZeroEnd) // Quartz does not check a range's end for 0
+		}
 		if err != nil {
 			return err
 		}
@@ -176,24 +186,24 @@ func (p *parser) quartzItem(lx *lexer, f Field, fs *fieldSpec, base int, inList 
 		switch lx.peek() {
 		case '/':
 			if isName {
-				return p.errorf(f, lx.off(), len(lx.s)-lx.i, "a step after a name range (%q) is not supported: Quartz silently ignores it; write the range with numbers", lx.s)
+				return p.because(p.errorf(f, lx.off(), len(lx.s)-lx.i, "a step after a name range (%q) is not supported: Quartz silently ignores it; write the range with numbers", lx.s), quirkDroppedStep)
 			}
 			if step, err = p.step(lx, f, fs, false); err != nil {
 				return err
 			}
 		case 'W':
 			if f == DayOfMonth {
-				return p.errorf(f, lx.off(), 1, "'W' needs a single day, not a range (%q); Quartz would silently ignore it", lx.s)
+				return p.because(p.errorf(f, lx.off(), 1, "'W' needs a single day, not a range (%q); Quartz would silently ignore it", lx.s), quirkDroppedSuffix)
 			}
 		case 'L', '#':
 			if f == DayOfWeek {
-				return p.errorf(f, lx.off(), 1, "'%c' needs a single weekday, not a range (%q); Quartz would silently ignore it", lx.peek(), lx.s)
+				return p.because(p.errorf(f, lx.off(), 1, "'%c' needs a single weekday, not a range (%q); Quartz would silently ignore it", lx.peek(), lx.s), quirkDroppedSuffix)
 			}
 		}
 		addRange(set, fs, base, v, v2, step)
 	case '/':
 		if isName {
-			return p.errorf(f, lx.off(), len(lx.s)-lx.i, "a step after a name (%q) is not supported: Quartz silently ignores it; use a number", lx.s)
+			return p.because(p.errorf(f, lx.off(), len(lx.s)-lx.i, "a step after a name (%q) is not supported: Quartz silently ignores it; use a number", lx.s), quirkDroppedStep)
 		}
 		step, err := p.step(lx, f, fs, false)
 		if err != nil {
