@@ -3,6 +3,7 @@ package gen
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -24,7 +25,7 @@ func Emit(m *Package) ([]byte, error) {
 	f.HeaderComment(header)
 	// Name every import after its package clause: jennifer would otherwise
 	// guess an alias from the path.
-	f.ImportName(RuntimePath, "chronos")
+	f.ImportAlias(RuntimePath, "chronos") // the path's last element is not the name
 	f.ImportName(cronPath, "cron")
 	f.ImportName("context", "context")
 	f.ImportName("errors", "errors")
@@ -56,7 +57,11 @@ func Emit(m *Package) ([]byte, error) {
 
 func importTypes(f *jen.File, t TypeExpr) {
 	if t.Path != "" {
-		f.ImportName(t.Path, t.PkgName)
+		if path.Base(t.Path) == t.PkgName {
+			f.ImportName(t.Path, t.PkgName)
+		} else {
+			f.ImportAlias(t.Path, t.PkgName)
+		}
 	}
 	for _, a := range t.Args {
 		importTypes(f, a)
@@ -119,7 +124,9 @@ func (e *emitter) entryPoint(f *jen.File) {
 	}
 	body = append(body, jen.Return(jen.Nil()))
 
-	f.Comment(e.entryDoc())
+	for _, line := range strings.Split(e.entryDoc(), "\n") {
+		f.Comment(line)
+	}
 	f.Func().Id(EntryPoint).Params(params...).Error().Block(body...)
 }
 
@@ -154,12 +161,24 @@ func triggerText(t Trigger) string {
 	if t.Cron != "" {
 		return "cron " + strconv.Quote(t.Cron)
 	}
-	s := "every " + t.Every.String()
+	s := "every " + durText(t.Every)
 	if t.StartDelay > 0 {
-		s += " after " + t.StartDelay.String()
+		s += " after " + durText(t.StartDelay)
 	}
 	if t.Repeat >= 0 {
 		s += fmt.Sprintf(" ×%d", t.Repeat+1)
+	}
+	return s
+}
+
+// durText is d.String() without zero trailing units: 1h, not 1h0m0s.
+func durText(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
 	}
 	return s
 }
@@ -209,26 +228,21 @@ func (e *emitter) register(s Schedule) jen.Code {
 	var call *jen.Statement
 	switch t := s.Trigger; {
 	case t.Cron != "":
-		call = jen.Qual(RuntimePath, "RegisterCron").Call(multiline(jen.Id("sched"), jen.Lit(t.Cron), argsValue(h), opts)...)
+		call = jen.Qual(RuntimePath, "RegisterCron").Add(multiline(append([]jen.Code{jen.Id("sched"), jen.Lit(t.Cron), argsValue(h)}, opts...)...))
 	case !t.Simple:
-		call = jen.Qual(RuntimePath, "RegisterInterval").Call(multiline(jen.Id("sched"), durationCode(t.Every), argsValue(h), opts)...)
+		call = jen.Qual(RuntimePath, "RegisterInterval").Add(multiline(append([]jen.Code{jen.Id("sched"), durationCode(t.Every), argsValue(h)}, opts...)...))
 	default:
-		call = jen.Qual(RuntimePath, "RegisterSimple").Call(multiline(jen.Id("sched"), simpleCode(t), argsValue(h), opts)...)
+		call = jen.Qual(RuntimePath, "RegisterSimple").Add(multiline(append([]jen.Code{jen.Id("sched"), simpleCode(t), argsValue(h)}, opts...)...))
 	}
 	return jen.If(jen.Err().Op(":=").Add(call), jen.Err().Op("!=").Nil()).Block(
 		jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(fmt.Sprintf("schedule %s: %%w", s.ID)), jen.Err())),
 	)
 }
 
-// multiline puts each argument on its own line, as gofmt'd hand-written
-// code with long option lists would.
-func multiline(first, spec, args jen.Code, opts []jen.Code) []jen.Code {
-	all := append([]jen.Code{first, spec, args}, opts...)
-	out := make([]jen.Code, 0, 2*len(all))
-	for _, a := range all {
-		out = append(out, jen.Line(), a)
-	}
-	return append(out, jen.Line())
+// multiline is a call's argument list with one argument per line, as
+// gofmt'd hand-written code with long option lists would have.
+func multiline(args ...jen.Code) *jen.Statement {
+	return jen.Custom(jen.Options{Open: "(", Close: ")", Separator: ",", Multi: true}, args...)
 }
 
 func (e *emitter) group(g Group) jen.Code {
@@ -238,15 +252,11 @@ func (e *emitter) group(g Group) jen.Code {
 	} else {
 		trig = jen.Qual(RuntimePath, "SimpleTrigger").Call(simpleCode(g.Trigger))
 	}
-	opts := append(options(g.Options), source(g.Source))
-	args := []jen.Code{jen.Line(), jen.Id("sched"), jen.Line(), jen.Lit(g.ID), jen.Line(), trig}
-	for _, o := range opts {
-		args = append(args, jen.Line(), o)
-	}
-	args = append(args, jen.Line())
+	args := append([]jen.Code{jen.Id("sched"), jen.Lit(g.ID), trig}, options(g.Options)...)
+	args = append(args, source(g.Source))
 	block := []jen.Code{
-		jen.Comment(fmt.Sprintf("Group %s: one trigger, %d jobs.", g.ID, len(g.Jobs))),
-		jen.Id("g").Op(":=").Qual(RuntimePath, "NewGroup").Call(args...),
+		jen.Comment(fmt.Sprintf("Group %s: one trigger for %s.", g.ID, plural(len(g.Jobs), "job"))),
+		jen.Id("g").Op(":=").Qual(RuntimePath, "NewGroup").Add(multiline(args...)),
 	}
 	for _, j := range g.Jobs {
 		h := e.m.Handlers[j.Handler]
@@ -303,7 +313,7 @@ func options(opts []Option) []jen.Code {
 func simpleCode(t Trigger) jen.Code {
 	var fields []jen.Code
 	field := func(name string, v jen.Code) {
-		fields = append(fields, jen.Line().Id(name).Op(":").Add(v))
+		fields = append(fields, jen.Id(name).Op(":").Add(v))
 	}
 	field("Every", durationCode(t.Every))
 	if t.StartDelay > 0 {
@@ -316,8 +326,7 @@ func simpleCode(t Trigger) jen.Code {
 		field("End", timeCode(t.End))
 	}
 	field("Repeat", jen.Lit(t.Repeat))
-	fields = append(fields, jen.Line())
-	return jen.Qual(RuntimePath, "Simple").Values(fields...)
+	return jen.Qual(RuntimePath, "Simple").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, fields...)
 }
 
 // durationCode spells d as n * unit with the largest exact unit.
@@ -374,4 +383,11 @@ func typeCode(t TypeExpr) *jen.Statement {
 		s.Types(args...)
 	}
 	return s
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }

@@ -63,6 +63,37 @@ type Result struct {
 // for failures to run at all, such as a go command that cannot list the
 // patterns.
 func Generate(ctx context.Context, cfg Config) (*Result, error) {
+	pkgs, res, err := generatePackages(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pkgs {
+		res.Diagnostics = append(res.Diagnostics, p.diags...)
+		res.TypeErrors = append(res.TypeErrors, p.typeErrors...)
+		if p.file != nil {
+			res.Files = append(res.Files, *p.file)
+		}
+	}
+	res.Diagnostics = res.Diagnostics.sort()
+	if res.Diagnostics.HasErrors() {
+		res.Files = nil
+	}
+	slices.SortFunc(res.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	return res, nil
+}
+
+// pkgResult is the outcome for one package.
+type pkgResult struct {
+	pkgPath    string
+	file       *File // nil: nothing to write or delete
+	diags      Diagnostics
+	typeErrors []string
+}
+
+// generatePackages runs the pipeline for every package of cfg, keeping the
+// packages apart (the golden tests check each on its own). The Result holds
+// only the timings.
+func generatePackages(ctx context.Context, cfg Config) ([]pkgResult, *Result, error) {
 	if cfg.Output == "" {
 		cfg.Output = DefaultOutput
 	}
@@ -70,46 +101,50 @@ func Generate(ctx context.Context, cfg Config) (*Result, error) {
 	start := time.Now()
 	pkgs, err := load(ctx, cfg, fset)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res := &Result{LoadTime: time.Since(start)}
 	start = time.Now()
 	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return strings.Compare(a.PkgPath, b.PkgPath) })
+	var out []pkgResult
 	for _, pkg := range pkgs {
-		diags, ok := loadErrors(pkg, fset)
-		res.Diagnostics = append(res.Diagnostics, diags...)
-		if !ok {
-			continue
+		p, err := generatePackage(pkg, fset, cfg.Output)
+		if err != nil {
+			return nil, nil, err
 		}
-		for _, e := range pkg.TypeErrors {
-			res.TypeErrors = append(res.TypeErrors, e.Error())
+		out = append(out, p)
+	}
+	res.GenTime = time.Since(start)
+	return out, res, nil
+}
+
+func generatePackage(pkg *packages.Package, fset *token.FileSet, output string) (pkgResult, error) {
+	p := pkgResult{pkgPath: pkg.PkgPath}
+	diags, ok := loadErrors(pkg, fset)
+	p.diags = diags
+	if !ok {
+		return p, nil
+	}
+	for _, e := range pkg.TypeErrors {
+		p.typeErrors = append(p.typeErrors, e.Error())
+	}
+	p.diags = append(p.diags, checkIgnored(pkg, fset, output)...)
+	m, diags := Check(fset, pkg.Syntax, pkg.Types, pkg.TypesInfo, pkg.TypeErrors)
+	p.diags = append(p.diags, diags...).sort()
+	path := filepath.Join(pkgDir(pkg), output)
+	switch {
+	case m == nil:
+		if isOurFile(path) {
+			p.file = &File{PkgPath: pkg.PkgPath, Path: path}
 		}
-		res.Diagnostics = append(res.Diagnostics, checkIgnored(pkg, fset, cfg.Output)...)
-		m, diags := Check(fset, pkg.Syntax, pkg.Types, pkg.TypesInfo, pkg.TypeErrors)
-		res.Diagnostics = append(res.Diagnostics, diags...)
-		path := filepath.Join(pkgDir(pkg), cfg.Output)
-		if m == nil {
-			if isOurFile(path) {
-				res.Files = append(res.Files, File{PkgPath: pkg.PkgPath, Path: path})
-			}
-			continue
-		}
-		if diags.HasErrors() {
-			continue
-		}
+	case !p.diags.HasErrors():
 		src, err := Emit(m)
 		if err != nil {
-			return nil, err
+			return p, err
 		}
-		res.Files = append(res.Files, File{PkgPath: pkg.PkgPath, Path: path, Content: src})
+		p.file = &File{PkgPath: pkg.PkgPath, Path: path, Content: src}
 	}
-	res.Diagnostics = res.Diagnostics.sort()
-	if res.Diagnostics.HasErrors() {
-		res.Files = nil
-	}
-	slices.SortFunc(res.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	res.GenTime = time.Since(start)
-	return res, nil
+	return p, nil
 }
 
 func pkgDir(pkg *packages.Package) string {
