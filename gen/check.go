@@ -103,10 +103,12 @@ func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
 			id := h.Kind
 			if st, ok := s.get("id"); ok {
 				id = st.str
+				ids.add(id, s.pos("id"))
 			} else if len(h.specs) > 1 {
 				c.r.errorf(s.d.pos, "missing-id", "handler %s has %d schedules; give each an explicit id=… so persisted state survives reordering", strings.TrimPrefix(h.Kind, c.pkg.Name()+"."), len(h.specs))
+			} else {
+				ids.add(id, s.pos("id"))
 			}
-			ids.add(id, s.pos("id"))
 			if g, ok := s.get("group"); ok {
 				checkPlace(s, onJob, anyTrigger, c.r)
 				checkPairs(s, c.r)

@@ -153,27 +153,33 @@ func (c *checker) checkSignature(h *handlerInfo, sig *types.Signature, node ast.
 		c.typeErrorsIn(node, display)
 		return false
 	}
-	bad := func(why string) bool {
-		c.r.errorf(node.Pos(), "bad-signature", "handler %s has type %s%s; want %s", display, c.typeString(stripRecv(sig)), why, acceptedShapes)
+	bad := func(at token.Pos, why string) bool {
+		c.r.errorf(at, "bad-signature", "handler %s has type %s%s; want %s", display, c.typeString(stripRecv(sig)), why, acceptedShapes)
 		return false
+	}
+	// Point at the parameter or result list that is wrong.
+	paramsPos, resultsPos := node.Pos(), node.Pos()
+	if ft, ok := node.(*ast.FuncType); ok {
+		paramsPos = ft.Params.Pos()
+		resultsPos = ft.Params.End()
+		if ft.Results != nil {
+			resultsPos = ft.Results.Pos()
+		}
 	}
 	params, results := sig.Params(), sig.Results()
 	if sig.Variadic() {
-		return bad(" (variadic)")
+		return bad(paramsPos, " (variadic)")
 	}
-	if params.Len() < 1 || params.Len() > 2 || results.Len() < 1 || results.Len() > 2 {
-		return bad("")
+	if params.Len() < 1 || params.Len() > 2 || c.wk.context == nil || !types.Identical(params.At(0).Type(), c.wk.context) {
+		return bad(paramsPos, "")
 	}
-	if c.wk.context == nil || !types.Identical(params.At(0).Type(), c.wk.context) {
-		return bad("")
-	}
-	if !types.Identical(results.At(results.Len()-1).Type(), c.wk.errType) {
-		return bad("")
+	if results.Len() < 1 || results.Len() > 2 || !types.Identical(results.At(results.Len()-1).Type(), c.wk.errType) {
+		return bad(resultsPos, "")
 	}
 	if params.Len() == 2 {
 		a, ok := c.taskArg(params.At(1).Type())
 		if !ok {
-			return bad("")
+			return bad(paramsPos, "")
 		}
 		h.TakesTask, h.args = true, a
 		expr, err := c.typeExpr(a)

@@ -19,6 +19,7 @@ type rawDirective struct {
 	args  []directive.Arg
 	posOf func(off int) token.Pos // maps a byte offset of the args text to a position
 	src   Source
+	bad   bool // the arguments had syntax errors (already reported)
 
 	// Exactly one owner is set.
 	fn    *ast.FuncDecl // //chronos:schedule on a func or method
@@ -94,7 +95,7 @@ func scanFile(fset *token.FileSet, f *ast.File, r *reporter) []*rawDirective {
 			for _, e := range errs {
 				r.errorf(raw.posOf(e.Off), "syntax", "%s", e.Msg)
 			}
-			raw.args = args
+			raw.args, raw.bad = args, len(errs) > 0
 			o := owners[cg]
 			raw.fn, raw.typ, raw.pkg = o.fn, o.typ, o.pkg
 			if !placeDirective(raw, r) {
@@ -188,7 +189,7 @@ func scanTags(fset *token.FileSet, ts *ast.TypeSpec, r *reporter) []*rawDirectiv
 		for _, e := range errs {
 			r.errorf(raw.posOf(e.Off), "syntax", "%s", e.Msg)
 		}
-		raw.args = args
+		raw.args, raw.bad = args, len(errs) > 0
 		out = append(out, raw)
 	}
 	return out

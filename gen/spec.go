@@ -167,6 +167,9 @@ func readTrigger(s *spec, r *reporter) (Trigger, triggerKind, bool) {
 		r.errorf(s.pos("every"), "conflicting-keys", "cron and every both set; a trigger has one of them")
 		return Trigger{}, anyTrigger, false
 	case !cronSet && !everySet:
+		if s.d.bad {
+			return Trigger{}, anyTrigger, false // a syntax error may have hidden the trigger
+		}
 		if s.d.name == "group" {
 			r.errorf(s.d.pos, "missing-trigger", "a group needs cron=\"…\" or every=…")
 		} else {

@@ -1,0 +1,109 @@
+// Package errors is a chronosgen golden case: every directive mistake
+// chronosgen reports, all in one run.
+package errors
+
+import "context"
+
+// BadCron has a day-of-week out of range; the error points at the 8.
+//
+//chronos:schedule id=bad-cron cron="0 0 2 * * 8"
+func BadCron(ctx context.Context) error { return nil }
+
+// Escaped cron: the column is still the bad field's, through the escape.
+//
+//chronos:schedule id=escaped cron="0\t0 2 * 13 ?"
+func Escaped(ctx context.Context) error { return nil }
+
+// SubSecond fires too often.
+//
+//chronos:schedule every=500ms
+func SubSecond(ctx context.Context) error { return nil }
+
+// WrongMisfire uses a simple-trigger policy on a cron trigger.
+//
+//chronos:schedule cron="0 0 * * * ?" misfire=fireNow
+func WrongMisfire(ctx context.Context) error { return nil }
+
+// Both sets cron and every.
+//
+//chronos:schedule cron="@daily" every=1h
+func Both(ctx context.Context) error { return nil }
+
+// Neither sets no trigger.
+//
+//chronos:schedule queue=q
+func Neither(ctx context.Context) error { return nil }
+
+// BadZone names no zone.
+//
+//chronos:schedule cron="@daily" tz=Mars/Olympus_Mons
+func BadZone(ctx context.Context) error { return nil }
+
+// DupA and DupB share an id.
+//
+//chronos:schedule id=dup cron="@daily"
+func DupA(ctx context.Context) error { return nil }
+
+// DupB is the second.
+//
+//chronos:schedule id=dup cron="@weekly"
+func DupB(ctx context.Context) error { return nil }
+
+// Typos has a misspelled key and an unknown group.
+//
+//chronos:schedule group=nightyl strat-delay=1s
+func Typos(ctx context.Context) error { return nil }
+
+// Conflicts sets keys that exclude each other or do not fit.
+//
+//chronos:schedule every=1m start-delay=1s start=2026-01-01T00:00:00Z repeat=3 forever=true tz=UTC dedup-key=x
+func Conflicts(ctx context.Context) error { return nil }
+
+// Values has values of the wrong type.
+//
+//chronos:schedule cron="@daily" isolated=yes max-retry=-1 timeout=soon overlap=skipp
+func Values(ctx context.Context) error { return nil }
+
+// Twice has two schedules and no ids.
+//
+//chronos:schedule cron="@daily"
+//chronos:schedule every=1h
+func Twice(ctx context.Context) error { return nil }
+
+// Nightly is a group.
+//
+//chronos:group id=nightly cron="@daily"
+type Nightly struct{}
+
+// Member sets trigger keys while joining a group.
+//
+//chronos:schedule group=nightly cron="@hourly" misfire=doNothing queue=ok
+func Member(ctx context.Context) error { return nil }
+
+// Syntax has an unterminated quote and a trailing comment.
+//
+//chronos:schedule cron="@daily" id=x // nightly
+func Syntax(ctx context.Context) error { return nil }
+
+// Unterminated never closes its quote.
+//
+//chronos:schedule cron="@daily
+func Unterminated(ctx context.Context) error { return nil }
+
+//chronos:schedule every=1h
+var misplaced = 1
+
+// Spaced is not scheduled: the directive has a space.
+//
+// chronos:schedule every=1h
+func Spaced(ctx context.Context) error { return nil }
+
+// Unknown uses a directive name that does not exist.
+//
+//chronos:shedule every=1h
+func Unknown(ctx context.Context) error { return nil }
+
+// GroupOnFunc puts a group on a function.
+//
+//chronos:group id=g2 every=1h
+func GroupOnFunc(ctx context.Context) error { return nil }
