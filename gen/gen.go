@@ -138,6 +138,14 @@ func generatePackage(pkg *packages.Package, fset *token.FileSet, output string) 
 			p.file = &File{PkgPath: pkg.PkgPath, Path: path}
 		}
 	case !p.diags.HasErrors():
+		if _, err := os.Stat(path); err == nil && !isOurFile(path) {
+			p.diags = append(p.diags, Diagnostic{
+				Pos:  token.Position{Filename: path},
+				Code: "foreign-output",
+				Msg:  "exists and was not written by chronosgen; rename it or choose another name with -o",
+			})
+			return p, nil
+		}
 		src, err := Emit(m)
 		if err != nil {
 			return p, err
