@@ -3,9 +3,13 @@ module github.com/chronos-go/chronos
 go 1.26.0
 
 require (
+	github.com/dave/jennifer v1.7.1
+	golang.org/x/tools v0.52.0
+)
+
+require (
 	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/dave/jennifer v1.7.1 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
@@ -14,5 +18,6 @@ require (
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/tools v0.52.0 // indirect
 )
+
+tool github.com/chronos-go/chronos/cmd/chronosgen
