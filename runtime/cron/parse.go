@@ -67,7 +67,7 @@ type token struct {
 
 // splitFields splits on spaces and tabs only, as Quartz does.
 func splitFields(expr string) []token {
-	var toks []token
+	toks := make([]token, 0, 7)
 	for i := 0; i < len(expr); {
 		if expr[i] == ' ' || expr[i] == '\t' {
 			i++
@@ -83,9 +83,14 @@ func splitFields(expr string) []token {
 	return toks
 }
 
-// canonical joins the fields with single spaces, upper-cased.
-func canonical(toks []token) string {
+// canonical joins the fields with single spaces, upper-cased. It returns
+// expr itself when it is already in that form.
+func canonical(expr string, toks []token) string {
+	if isCanonical(expr, toks) {
+		return expr
+	}
 	var b strings.Builder
+	b.Grow(len(expr))
 	for i, t := range toks {
 		if i > 0 {
 			b.WriteByte(' ')
@@ -165,17 +170,35 @@ func upper(c byte) byte {
 	return c
 }
 
-// splitItems splits a field on commas, keeping offsets.
-func splitItems(tok token) []token {
-	var items []token
-	start := 0
-	for i := 0; i <= len(tok.text); i++ {
-		if i == len(tok.text) || tok.text[i] == ',' {
-			items = append(items, token{tok.text[start:i], tok.off + start})
-			start = i + 1
+func isCanonical(expr string, toks []token) bool {
+	if len(toks) == 0 || toks[0].off != 0 {
+		return false
+	}
+	last := toks[len(toks)-1]
+	if last.off+len(last.text) != len(expr) {
+		return false
+	}
+	for i := 1; i < len(toks); i++ {
+		if toks[i].off != toks[i-1].off+len(toks[i-1].text)+1 || expr[toks[i].off-1] != ' ' {
+			return false
 		}
 	}
-	return items
+	for i := 0; i < len(expr); i++ {
+		if 'a' <= expr[i] && expr[i] <= 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// nextItem returns the comma-separated item of tok that starts at byte
+// start, and the start of the following one (len(tok.text)+1 at the end).
+func nextItem(tok token, start int) (item token, next int) {
+	end := strings.IndexByte(tok.text[start:], ',')
+	if end < 0 {
+		end = len(tok.text) - start
+	}
+	return token{tok.text[start : start+end], tok.off + start}, start + end + 1
 }
 
 var (
@@ -283,6 +306,18 @@ func (p *parser) step(lx *lexer, f Field, fs *fieldSpec, star bool) (int, error)
 // wraps through the top of the field, as in Quartz (22-2 in hours is
 // 22,23,0,1,2; day-of-month wraps mod 31).
 func addRange(set *valueSet, fs *fieldSpec, base, a, b, step int) {
+	if step == 1 && a <= b {
+		for i := a - base; i <= b-base; {
+			if i%64 == 0 && b-base-i >= 63 {
+				set[i/64] = ^uint64(0) // a whole word at once
+				i += 64
+				continue
+			}
+			set.add(i)
+			i++
+		}
+		return
+	}
 	wrapped := b < a
 	if wrapped {
 		b += fs.wrap

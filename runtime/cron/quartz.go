@@ -65,7 +65,7 @@ func (p *parser) quartz(toks []token) (*Expression, error) {
 			"day-of-month and day-of-week are both set; a Quartz expression needs '?' in exactly one of them (e.g. \"0 0 12 ? * MON\" or \"0 0 12 1 * ?\")")
 	}
 	s.finish()
-	return &Expression{text: canonical(toks), dialect: Quartz, spec: s}, nil
+	return &Expression{text: canonical(p.expr, toks), dialect: Quartz, spec: s}, nil
 }
 
 // quartzField parses one field into set (and into the day rules of s for
@@ -85,13 +85,15 @@ func (p *parser) quartzField(f Field, tok token, set *valueSet, s *spec) (questi
 	if f == Year {
 		base = minYear
 	}
-	items := splitItems(tok)
-	for _, it := range items {
+	inList := strings.IndexByte(tok.text, ',') >= 0
+	for start := 0; start <= len(tok.text); {
+		var it token
+		it, start = nextItem(tok, start)
 		if it.text == "" {
 			return false, p.errorf(f, it.off, 0, "empty item in the %s list %q", f, tok.text)
 		}
-		lx := &lexer{s: it.text, base: it.off}
-		if err := p.quartzItem(lx, f, fs, base, len(items) > 1, set, s); err != nil {
+		lx := lexer{s: it.text, base: it.off}
+		if err := p.quartzItem(&lx, f, fs, base, inList, set, s); err != nil {
 			return false, err
 		}
 	}

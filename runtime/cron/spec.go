@@ -65,11 +65,13 @@ type spec struct {
 
 // finish fills the derived tables after parsing.
 func (s *spec) finish() {
+	// Days 0, 7, 14, 21 and 28 after the first match of a weekday.
+	const weekly = 1 | 1<<7 | 1<<14 | 1<<21 | 1<<28
 	for first := range 7 {
 		var m uint32
-		for d := 1; d <= 31; d++ {
-			if s.dow&(1<<((first+d-1)%7)) != 0 {
-				m |= 1 << d
+		for w := range 7 {
+			if s.dow&(1<<w) != 0 {
+				m |= weekly << (1 + (w-first+7)%7)
 			}
 		}
 		s.dowMasks[first] = m

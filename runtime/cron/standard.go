@@ -50,7 +50,7 @@ func (p *parser) standard(toks []token) (*Expression, error) {
 		s.days = dayBoth
 	}
 	s.finish()
-	return &Expression{text: canonical(toks), dialect: Standard, spec: s}, nil
+	return &Expression{text: canonical(p.expr, toks), dialect: Standard, spec: s}, nil
 }
 
 func (p *parser) standardField(f Field, tok token, set *valueSet) error {
@@ -58,12 +58,14 @@ func (p *parser) standardField(f Field, tok token, set *valueSet) error {
 		return p.errorf(f, tok.off+i, 1, "'%c' is Quartz syntax, not 5-field cron; write a 6- or 7-field Quartz expression (seconds first) to use ? L W #", tok.text[i])
 	}
 	fs := &standardSpecs[f]
-	for _, it := range splitItems(tok) {
+	for start := 0; start <= len(tok.text); {
+		var it token
+		it, start = nextItem(tok, start)
 		if it.text == "" {
 			return p.errorf(f, it.off, 0, "empty item in the %s list %q", f, tok.text)
 		}
-		lx := &lexer{s: it.text, base: it.off}
-		if err := p.standardItem(lx, f, fs, set); err != nil {
+		lx := lexer{s: it.text, base: it.off}
+		if err := p.standardItem(&lx, f, fs, set); err != nil {
 			return err
 		}
 	}
