@@ -24,11 +24,18 @@ func (s *Server) fetchLoop() {
 	block := min(time.Second, reclaimEvery)
 	var lastReclaim time.Time // zero: reclaim at once, recovering the work of crashed servers
 	var errDelay time.Duration
+	defer s.blocker.Close()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case s.slots <- struct{}{}:
+		}
+		select {
+		case <-s.stop: // both were ready and the slot won
+			<-s.slots
+			return
+		default:
 		}
 		n := 1
 	more:
@@ -51,7 +58,10 @@ func (s *Server) fetchLoop() {
 			order := s.order()
 			entries, err = s.rdb.Fetch(ctx, s.consumer, order, n)
 			if err == nil && len(entries) == 0 {
-				entries, err = s.rdb.BlockFetch(ctx, s.consumer, order, n, block)
+				entries, err = s.rdb.BlockFetch(ctx, s.blocker.Cmd(ctx), s.consumer, order, n, block)
+				if err != nil {
+					s.blocker.Reset()
+				}
 			}
 		}
 		ds := s.track(entries)

@@ -30,10 +30,10 @@ func (s *Server) renewLeases() {
 		return
 	}
 	byQueue := make(map[string][]string)
-	held := make(map[string]*delivery, len(s.inflight))
-	for id, d := range s.inflight {
-		byQueue[d.entry.Queue] = append(byQueue[d.entry.Queue], id)
-		held[id] = d
+	held := make(map[entryKey]*delivery, len(s.inflight))
+	for k, d := range s.inflight {
+		byQueue[k.queue] = append(byQueue[k.queue], k.id)
+		held[k] = d
 	}
 	s.mu.Unlock()
 
@@ -46,10 +46,11 @@ func (s *Server) renewLeases() {
 			continue
 		}
 		for _, id := range lost {
+			k := entryKey{q, id}
 			s.mu.Lock()
-			d, still := s.inflight[id]
+			d, still := s.inflight[k]
 			s.mu.Unlock()
-			if !still || d != held[id] {
+			if !still || d != held[k] {
 				continue // finished meanwhile
 			}
 			s.log.Warn("chronos: task lease lost to another worker; cancelling its handler", "queue", q, "entry", id)

@@ -98,7 +98,7 @@ type Server struct {
 	mux      *Mux
 	started  bool
 	stopping bool
-	inflight map[string]*delivery // by stream entry ID
+	inflight map[entryKey]*delivery
 
 	slots       chan struct{}  // one token per running handler
 	stop        chan struct{}  // closed by Shutdown: stop taking tasks
@@ -109,6 +109,7 @@ type Server struct {
 	handlerCtx  context.Context
 	cancelAll   context.CancelCauseFunc
 	stopWatcher func() bool
+	blocker     *rdb.Blocker // the fetcher's blocking connection
 }
 
 // NewServer returns a Server that takes tasks through rdb.
@@ -150,7 +151,7 @@ func NewServer(rdb redis.UniversalClient, cfg ServerConfig) *Server {
 		log:      cfg.Logger,
 		taskLog:  cfg.TaskLogger,
 		now:      time.Now,
-		inflight: make(map[string]*delivery),
+		inflight: make(map[entryKey]*delivery),
 	}
 	for q, w := range cfg.Queues {
 		s.queues = append(s.queues, q)
@@ -201,6 +202,7 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 			return fmt.Errorf("chronos: start server: %w", err)
 		}
 	}
+	s.blocker = rdb.NewBlocker(s.rdb)
 	s.slots = make(chan struct{}, s.cfg.Concurrency)
 	s.stop = make(chan struct{})
 	s.stopLease = make(chan struct{})
@@ -240,7 +242,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
 	defer cancel()
 	close(s.stop)
-	s.loops.Wait()
+	s.waitLoops(ctx)
 
 	done := make(chan struct{})
 	go func() { s.workers.Wait(); close(done) }()
@@ -271,6 +273,24 @@ func (s *Server) leaveGroups(ctx context.Context) {
 	for _, q := range s.queues {
 		if err := s.rdb.LeaveGroup(ctx, q, s.consumer); err != nil {
 			s.log.Warn("chronos: leave consumer group", "queue", q, "error", err)
+		}
+	}
+}
+
+// waitLoops waits for the fetcher and the forwarder to return, ending the
+// fetcher's blocking read early. The unblock is repeated because the
+// fetcher may enter its read just after one was sent.
+func (s *Server) waitLoops(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { s.loops.Wait(); close(done) }()
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		s.blocker.Unblock(ctx)
+		select {
+		case <-done:
+			return
+		case <-t.C:
 		}
 	}
 }

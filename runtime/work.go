@@ -13,6 +13,9 @@ import (
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
+// entryKey identifies a stream entry: entry IDs are unique per stream only.
+type entryKey struct{ queue, id string }
+
 // delivery is one stream entry taken by this server, from fetch to finish.
 type delivery struct {
 	entry rdb.Entry
@@ -55,11 +58,11 @@ func (s *Server) track(entries []rdb.Entry) []*delivery {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range entries {
-		if _, dup := s.inflight[e.ID]; dup {
+		if _, dup := s.inflight[entryKey{e.Queue, e.ID}]; dup {
 			continue
 		}
 		d := &delivery{entry: e}
-		s.inflight[e.ID] = d
+		s.inflight[entryKey{e.Queue, e.ID}] = d
 		ds = append(ds, d)
 	}
 	return ds
@@ -67,8 +70,8 @@ func (s *Server) track(entries []rdb.Entry) []*delivery {
 
 func (s *Server) forget(d *delivery) {
 	s.mu.Lock()
-	if s.inflight[d.entry.ID] == d {
-		delete(s.inflight, d.entry.ID)
+	if k := (entryKey{d.entry.Queue, d.entry.ID}); s.inflight[k] == d {
+		delete(s.inflight, k)
 	}
 	s.mu.Unlock()
 }

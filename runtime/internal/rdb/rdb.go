@@ -94,7 +94,8 @@ func (r *RDB) Fetch(ctx context.Context, consumer string, queues []string, n int
 // BlockFetch waits up to block for new entries on any of queues and returns
 // up to n of each queue that has some. It returns no entries and no error
 // when block passes without any.
-func (r *RDB) BlockFetch(ctx context.Context, consumer string, queues []string, n int, block time.Duration) ([]Entry, error) {
+// It runs on c, which is r.C or a dedicated connection (see Blocker).
+func (r *RDB) BlockFetch(ctx context.Context, c redis.Cmdable, consumer string, queues []string, n int, block time.Duration) ([]Entry, error) {
 	streams := make([]string, 0, 2*len(queues))
 	for _, q := range queues {
 		streams = append(streams, r.K.Stream(q))
@@ -105,7 +106,7 @@ func (r *RDB) BlockFetch(ctx context.Context, consumer string, queues []string, 
 	if block < time.Millisecond {
 		block = time.Millisecond
 	}
-	res, err := r.C.XReadGroup(ctx, &redis.XReadGroupArgs{
+	res, err := c.XReadGroup(ctx, &redis.XReadGroupArgs{
 		Group: Group, Consumer: consumer, Streams: streams, Count: int64(n), Block: block,
 	}).Result()
 	if errors.Is(err, redis.Nil) {
