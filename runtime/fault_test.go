@@ -1,0 +1,292 @@
+package chronos_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	chronos "github.com/chronos-go/chronos/runtime"
+	"github.com/chronos-go/chronos/runtime/internal/redistest"
+)
+
+func TestWorkerKilledMidTaskIsRecoveredAndCompletedOnce(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	info := e.enqueue(t, Greet{Name: "survivor"})
+
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), childEnv+"="+e.redis.URL())
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatalf("start child worker: %v", err)
+	}
+	started, err := e.rdb.BLPop(ctx, waitTimeout, "child:started").Result()
+	if err != nil {
+		_ = child.Process.Kill()
+		_ = child.Wait()
+		t.Fatalf("child worker never started the task: %v", err)
+	}
+	if started[1] != info.ID {
+		t.Fatalf("child started %s, want %s", started[1], info.ID)
+	}
+	if err := child.Process.Kill(); err != nil { // SIGKILL: no shutdown, no ack
+		t.Fatalf("kill child: %v", err)
+	}
+	_ = child.Wait()
+
+	runs := &counter{}
+	done := make(chan struct{}, 1)
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		runs.add(task.ID)
+		if task.Attempt != 1 {
+			t.Errorf("recovered run has Attempt %d; a crash is not a failed attempt", task.Attempt)
+		}
+		done <- struct{}{}
+		return nil
+	})
+	e.serve(t, mux, chronos.ServerConfig{VisibilityTimeout: 300 * time.Millisecond})
+	recv(t, done, "recovered run")
+
+	eventually(t, "the task to be acknowledged", func() bool {
+		p, err := e.rdb.XPending(ctx, "{chronos}:q:default", "chronos").Result()
+		return err == nil && p.Count == 0
+	})
+	if n := e.rdb.XLen(ctx, "{chronos}:q:default").Val(); n != 0 {
+		t.Fatalf("stream still holds %d entries", n)
+	}
+	recs, _ := e.insp.ListRuns(ctx, "greet", 10)
+	if runs.get(info.ID) != 1 || len(recs) != 1 || recs[0].Status != "success" {
+		t.Fatalf("runs = %d, records = %+v", runs.get(info.ID), recs)
+	}
+}
+
+func TestLongHandlerKeepsItsLeaseAgainstOtherServers(t *testing.T) {
+	e := newEnv(t)
+	const vt = 200 * time.Millisecond
+	var runs atomic.Int32
+	done := make(chan struct{}, 2)
+	handler := func(ctx context.Context, task *chronos.Task[Greet]) error {
+		runs.Add(1)
+		select { // five visibility timeouts: only lease renewals keep the task here
+		case <-time.After(5 * vt):
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		done <- struct{}{}
+		return nil
+	}
+	for range 2 {
+		mux := chronos.NewMux()
+		chronos.AddHandler(mux, handler)
+		e.serve(t, mux, chronos.ServerConfig{VisibilityTimeout: vt})
+	}
+	e.enqueue(t, Greet{})
+	recv(t, done, "long run")
+	// Let the other server scan for expired leases a few more times.
+	time.Sleep(3 * vt)
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("runs = %d, want 1", n)
+	}
+}
+
+func TestTaskThatKeepsKillingItsWorkersGoesToDeadLetters(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	info := e.enqueue(t, Greet{})
+	// Play the part of workers that took the task and died, five times:
+	// claim it as a consumer that never acks, with a delivery count of 5.
+	if err := e.rdb.XGroupCreateMkStream(ctx, "{chronos}:q:default", "chronos", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group: "chronos", Consumer: "crashed", Streams: []string{"{chronos}:q:default", ">"}, Count: 1, Block: -1,
+	}).Result()
+	if err != nil || len(res[0].Messages) != 1 {
+		t.Fatalf("XREADGROUP: %v %v", res, err)
+	}
+	id := res[0].Messages[0].ID
+	if err := e.rdb.Do(ctx, "XCLAIM", "{chronos}:q:default", "chronos", "crashed", 0, id,
+		"IDLE", 60000, "RETRYCOUNT", 5, "JUSTID").Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	var runs atomic.Int32
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		runs.Add(1)
+		return nil
+	})
+	e.serve(t, mux, chronos.ServerConfig{VisibilityTimeout: time.Second, MaxDeliveries: 5})
+	dead := waitDead(t, e, 1)[0]
+	if runs.Load() != 0 || dead.ID != info.ID || !strings.HasPrefix(dead.Reason, chronos.ErrTooManyDeliveries.Error()) {
+		t.Fatalf("runs = %d, dead = %+v", runs.Load(), dead)
+	}
+}
+
+func TestRedisRestartLosesNoQueuedTask(t *testing.T) {
+	e := newEnv(t, redistest.Options{AOF: true})
+	const n = 50
+	want := map[string]bool{}
+	for i := range n {
+		var opts []chronos.EnqueueOption
+		if i%2 == 1 {
+			opts = append(opts, chronos.WithProcessIn(time.Duration(i)*time.Millisecond))
+		}
+		want[e.enqueue(t, Greet{}, opts...).ID] = true
+	}
+	e.redis.Kill()
+	e.redis.Restart()
+
+	runs := &counter{}
+	done := make(chan string, 2*n)
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		runs.add(task.ID)
+		done <- task.ID
+		return nil
+	})
+	e.serve(t, mux, chronos.ServerConfig{})
+	for range n {
+		id := recv(t, done, "queued task after restart")
+		if !want[id] {
+			t.Fatalf("unexpected task %s", id)
+		}
+	}
+	for id := range want {
+		if runs.get(id) != 1 {
+			t.Fatalf("task %s ran %d times", id, runs.get(id))
+		}
+	}
+}
+
+func TestServerRecreatesItsConsumerGroupAfterRedisLostEverything(t *testing.T) {
+	e := newEnv(t) // no persistence: the restart empties Redis
+	done := make(chan string, 10)
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		done <- task.Args.Name
+		return nil
+	})
+	e.serve(t, mux, chronos.ServerConfig{})
+	e.redis.Kill()
+	e.redis.Restart()
+	eventually(t, "enqueue after restart", func() bool {
+		_, err := e.client.Enqueue(context.Background(), Greet{Name: "after"})
+		return err == nil
+	})
+	if got := recv(t, done, "run after restart"); got != "after" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestServerKeepsWorkingAcrossARedisRestart(t *testing.T) {
+	e := newEnv(t, redistest.Options{AOF: true})
+	done := make(chan string, 10)
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		done <- task.Args.Name
+		return nil
+	})
+	e.serve(t, mux, chronos.ServerConfig{VisibilityTimeout: time.Second})
+	e.enqueue(t, Greet{Name: "before"})
+	if got := recv(t, done, "run before restart"); got != "before" {
+		t.Fatalf("got %q", got)
+	}
+
+	e.redis.Kill()
+	e.redis.Restart()
+	// The client reconnects on its own; the enqueue may need a retry while
+	// the pool notices the old connections are gone.
+	eventually(t, "enqueue after restart", func() bool {
+		_, err := e.client.Enqueue(context.Background(), Greet{Name: "after"}, chronos.WithProcessIn(10*time.Millisecond))
+		return err == nil
+	})
+	if got := recv(t, done, "run after restart"); got != "after" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestShutdownWaitsForRunningHandlers(t *testing.T) {
+	e := newEnv(t)
+	started := make(chan struct{})
+	release := make(chan struct{})
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		close(started)
+		<-release
+		return nil
+	})
+	srv := chronos.NewServer(e.rdb, chronos.ServerConfig{Logger: quietLogger})
+	if err := srv.Start(context.Background(), mux); err != nil {
+		t.Fatal(err)
+	}
+	info := e.enqueue(t, Greet{})
+	recv(t, started, "handler start")
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- srv.Shutdown(context.Background()) }()
+	select {
+	case err := <-stopped:
+		t.Fatalf("Shutdown returned %v while a handler was running", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := recv(t, stopped, "Shutdown"); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	recs, _ := e.insp.ListRuns(context.Background(), "greet", 1)
+	if len(recs) != 1 || recs[0].TaskID != info.ID || recs[0].Status != "success" {
+		t.Fatalf("records = %+v", recs)
+	}
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatalf("second Shutdown: %v", err)
+	}
+}
+
+func TestShutdownThatTimesOutLeavesTheTaskToAnotherServer(t *testing.T) {
+	e := newEnv(t)
+	cause := make(chan error, 1)
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		select {} // a handler that ignores cancellation
+	})
+	const vt = 300 * time.Millisecond
+	srv := chronos.NewServer(e.rdb, chronos.ServerConfig{Logger: quietLogger, VisibilityTimeout: vt})
+	if err := srv.Start(context.Background(), mux); err != nil {
+		t.Fatal(err)
+	}
+	info := e.enqueue(t, Greet{})
+	eventually(t, "the task to start", func() bool {
+		p, _ := e.rdb.XPending(context.Background(), "{chronos}:q:default", "chronos").Result()
+		return p != nil && p.Count == 1
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown = %v, want DeadlineExceeded", err)
+	}
+	if c := recv(t, cause, "handler cancellation"); !errors.Is(c, chronos.ErrServerShutdown) {
+		t.Fatalf("cause = %v", c)
+	}
+
+	done := make(chan string, 1)
+	mux2 := chronos.NewMux()
+	chronos.AddHandler(mux2, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		done <- task.ID
+		return nil
+	})
+	e.serve(t, mux2, chronos.ServerConfig{VisibilityTimeout: vt})
+	if id := recv(t, done, "recovered run"); id != info.ID {
+		t.Fatalf("recovered %s, want %s", id, info.ID)
+	}
+}
