@@ -82,6 +82,7 @@ func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
 
 	m := &Package{Path: c.pkg.Path(), Name: c.pkg.Name()}
 	ids := &idSet{r: c.r}
+	var recvOf []*types.TypeName // receiver type of each m.Handlers entry
 
 	// Groups first, so jobs can find them.
 	for _, s := range groups {
@@ -126,6 +127,7 @@ func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
 			m.Schedules = append(m.Schedules, Schedule{ID: id, Handler: hi, Trigger: trig, Options: s.options(), Source: s.d.src})
 		}
 		m.Handlers = append(m.Handlers, h.Handler)
+		recvOf = append(recvOf, h.recv)
 	}
 	for i, s := range groups {
 		if i < len(m.Groups) && len(m.Groups[i].Jobs) == 0 {
@@ -135,7 +137,7 @@ func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
 
 	c.checkKinds(handlers)
 	c.checkNames(m, handlers)
-	m.Receivers = c.receivers(m, handlers)
+	m.Receivers = c.receivers(m, handlers, recvOf)
 	c.sortModel(m)
 	return m
 }
@@ -196,7 +198,8 @@ func (c *checker) checkNames(m *Package, hs []*handlerInfo) {
 	if obj := c.pkg.Scope().Lookup(EntryPoint); obj != nil {
 		c.r.errorf(obj.Pos(), "name-collision", "%s is declared by hand; chronosgen generates it", EntryPoint)
 	}
-	for i, h := range hs {
+	generated := make(map[string]*handlerInfo)
+	for _, h := range hs {
 		if !h.ArgsGen {
 			continue
 		}
@@ -204,18 +207,18 @@ func (c *checker) checkNames(m *Package, hs []*handlerInfo) {
 			c.r.errorf(h.pos, "name-collision", "the generated args type %s of handler %s collides with a declaration of the package", h.Args.Name, h.Kind)
 			c.r.related(obj.Pos(), "declared here")
 		}
-		for _, prev := range hs[:i] {
-			if prev.ArgsGen && prev.Args.Name == h.Args.Name {
-				c.r.errorf(h.pos, "name-collision", "handlers %s and %s would both get the generated args type %s", prev.Kind, h.Kind, h.Args.Name)
-				c.r.related(prev.pos, "other handler")
-			}
+		if prev, ok := generated[h.Args.Name]; ok {
+			c.r.errorf(h.pos, "name-collision", "handlers %s and %s would both get the generated args type %s", prev.Kind, h.Kind, h.Args.Name)
+			c.r.related(prev.pos, "other handler")
+			continue
 		}
+		generated[h.Args.Name] = h
 	}
 }
 
 // receivers lists the entry point's parameters, sorted by type name, and
 // points every method or field handler at its receiver.
-func (c *checker) receivers(m *Package, hs []*handlerInfo) []Receiver {
+func (c *checker) receivers(m *Package, hs []*handlerInfo, recvOf []*types.TypeName) []Receiver {
 	var recvs []Receiver
 	for _, h := range hs {
 		if h.recv == nil {
@@ -235,12 +238,15 @@ func (c *checker) receivers(m *Package, hs []*handlerInfo) []Receiver {
 	for i := range recvs {
 		recvs[i].Param = c.paramName(recvs[i].TypeName, used)
 	}
+	index := make(map[*types.TypeName]int, len(recvs))
+	for _, h := range hs {
+		if h.recv != nil {
+			index[h.recv] = slices.IndexFunc(recvs, func(r Receiver) bool { return r.TypeName == h.recv.Name() })
+		}
+	}
 	for i := range m.Handlers {
-		h := &m.Handlers[i]
-		for _, hi := range hs {
-			if hi.Kind == h.Kind && hi.recv != nil {
-				h.Receiver = slices.IndexFunc(recvs, func(r Receiver) bool { return r.TypeName == hi.recv.Name() })
-			}
+		if recv := recvOf[i]; recv != nil {
+			m.Handlers[i].Receiver = index[recv]
 		}
 	}
 	return recvs
@@ -298,18 +304,19 @@ func (c *checker) sortModel(m *Package) {
 // idSet reports duplicate schedule, group and job IDs.
 type idSet struct {
 	r     *reporter
-	ids   []string
-	where []token.Pos
+	where map[string]token.Pos
 }
 
 func (s *idSet) add(id string, pos token.Pos) {
-	if i := slices.Index(s.ids, id); i >= 0 {
+	if first, ok := s.where[id]; ok {
 		s.r.errorf(pos, "duplicate-id", "duplicate schedule id %q", id)
-		s.r.related(s.where[i], "first defined here")
+		s.r.related(first, "first defined here")
 		return
 	}
-	s.ids = append(s.ids, id)
-	s.where = append(s.where, pos)
+	if s.where == nil {
+		s.where = make(map[string]token.Pos)
+	}
+	s.where[id] = pos
 }
 
 // isGeneratedByUs reports whether f is a file chronosgen wrote.

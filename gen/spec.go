@@ -27,6 +27,7 @@ type setting struct {
 type spec struct {
 	d        *rawDirective
 	settings []setting
+	dropped  bool // an argument was rejected (already reported)
 }
 
 func (s *spec) get(name string) (setting, bool) {
@@ -64,6 +65,7 @@ func readSpec(d *rawDirective, r *reporter) *spec {
 				msg += fmt.Sprintf("; did you mean %q?", sug)
 			}
 			r.errorf(d.keyPos(a), "unknown-key", "%s", msg)
+			s.dropped = true
 			continue
 		}
 		if prev, ok := s.get(a.Key); ok {
@@ -74,6 +76,7 @@ func readSpec(d *rawDirective, r *reporter) *spec {
 		st := setting{key: k, arg: a, str: a.Value}
 		if err := parseValue(&st); err != nil {
 			r.errorf(d.valPos(a, 0), "bad-value", "%s=%s: %v", a.Key, directive.RenderValue(a.Value), err)
+			s.dropped = true
 			continue
 		}
 		s.settings = append(s.settings, st)
@@ -167,8 +170,8 @@ func readTrigger(s *spec, r *reporter) (Trigger, triggerKind, bool) {
 		r.errorf(s.pos("every"), "conflicting-keys", "cron and every both set; a trigger has one of them")
 		return Trigger{}, anyTrigger, false
 	case !cronSet && !everySet:
-		if s.d.bad {
-			return Trigger{}, anyTrigger, false // a syntax error may have hidden the trigger
+		if s.d.bad || s.dropped {
+			return Trigger{}, anyTrigger, false // a reported error may have hidden the trigger
 		}
 		if s.d.name == "group" {
 			r.errorf(s.d.pos, "missing-trigger", "a group needs cron=\"…\" or every=…")
