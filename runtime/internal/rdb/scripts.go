@@ -8,11 +8,11 @@ import "github.com/redis/go-redis/v9"
 // enqueueScript adds a task. KEYS and ARGV as EnqueueKeys and EnqueueArgs.
 var enqueueScript = redis.NewScript(EnqueueFunc + "return " + EnqueueCall(1, 1))
 
-// fetchScript reads up to ARGV[3] new entries for consumer ARGV[2] of group
+// fetchSrc, run as fetchScript, reads up to ARGV[3] new entries for consumer ARGV[2] of group
 // ARGV[1], from the streams in KEYS in order: earlier streams are drained
 // first, which is how queue priority is applied within one fetch. It returns
 // a flat list of (stream index, entry ID, encoded message) triples.
-var fetchScript = redis.NewScript(`
+const fetchSrc = `
 local n = tonumber(ARGV[3])
 local out = {}
 for i, key in ipairs(KEYS) do
@@ -28,9 +28,11 @@ for i, key in ipairs(KEYS) do
   end
 end
 return out
-`)
+`
 
-// finishScript ends one delivery of a task.
+var fetchScript = redis.NewScript(fetchSrc)
+
+// finishSrc, run as finishScript, ends one delivery of a task.
 //
 //	KEYS: stream, runs, delayed, dead, dead index
 //	ARGV: group, entry ID, outcome ("done", "retry" or "dead"), runs cap,
@@ -42,7 +44,7 @@ return out
 // longer pending (finished already) the script returns 0, and if another
 // consumer has recovered it the script returns -1 and changes nothing, so
 // bookkeeping happens once per delivery however many workers ran it.
-var finishScript = redis.NewScript(`
+const finishSrc = `
 local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
 if not p[1] then return 0 end
 if p[1][2] ~= ARGV[10] then return -1 end
@@ -70,13 +72,15 @@ if tonumber(ARGV[4]) > 0 and #ARGV > 10 then
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', unpack(ARGV, 11))
 end
 return 1
-`)
+`
 
-// forwardScript moves up to ARGV[2] delayed tasks due at or before ARGV[1]
+var finishScript = redis.NewScript(finishSrc)
+
+// forwardSrc, run as forwardScript, moves up to ARGV[2] delayed tasks due at or before ARGV[1]
 // (unix ms) from the delayed set KEYS[1] to the stream KEYS[2]. It returns
 // the number moved and the score of the earliest task left ("-1" if none),
 // so the forwarder can sleep exactly until then.
-var forwardScript = redis.NewScript(`
+const forwardSrc = `
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 for _, m in ipairs(due) do
   redis.call('XADD', KEYS[2], '*', 'm', m)
@@ -86,14 +90,16 @@ if #due > 0 then
 end
 local nxt = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return {#due, nxt[2] or '-1'}
-`)
+`
 
-// reclaimScript takes over entries of stream KEYS[1] that have been pending
+var forwardScript = redis.NewScript(forwardSrc)
+
+// reclaimSrc, run as reclaimScript, takes over entries of stream KEYS[1] that have been pending
 // longer than ARGV[3] ms, for consumer ARGV[2] of group ARGV[1], scanning the
 // pending list from cursor ARGV[4] and claiming at most ARGV[5]. It returns
 // the next cursor followed by (entry ID, encoded message, delivery count)
 // triples; the count includes this delivery.
-var reclaimScript = redis.NewScript(`
+const reclaimSrc = `
 local res = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5])
 local out = {res[1]}
 for _, e in ipairs(res[2]) do
@@ -105,15 +111,17 @@ for _, e in ipairs(res[2]) do
   out[#out+1] = n
 end
 return out
-`)
+`
 
-// leaseScript renews or releases the leases of consumer ARGV[2] (group
+var reclaimScript = redis.NewScript(reclaimSrc)
+
+// leaseSrc, run as leaseScript, renews or releases the leases of consumer ARGV[2] (group
 // ARGV[1]) on the entries ARGV[4...] of stream KEYS[1]. With ARGV[3] = "0" it
 // resets their idle time (the heartbeat); otherwise it sets their idle time
 // to ARGV[3] ms, so the recoverer hands them to another worker at once, and
 // gives back the delivery it did not use. Entries that another consumer has
 // taken are left alone and returned: their lease is lost.
-var leaseScript = redis.NewScript(`
+const leaseSrc = `
 local lost = {}
 for i = 4, #ARGV do
   local id = ARGV[i]
@@ -131,21 +139,27 @@ for i = 4, #ARGV do
   end
 end
 return lost
-`)
+`
 
-// requeueDeadScript moves dead letter ARGV[1] from the hash KEYS[1] and the
+var leaseScript = redis.NewScript(leaseSrc)
+
+// requeueDeadSrc, run as requeueDeadScript, moves dead letter ARGV[1] from the hash KEYS[1] and the
 // index KEYS[2] to the stream KEYS[3] as message ARGV[2]. It returns 0 if the
 // dead letter no longer exists.
-var requeueDeadScript = redis.NewScript(`
+const requeueDeadSrc = `
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('XADD', KEYS[3], '*', 'm', ARGV[2])
 return 1
-`)
+`
 
-// deleteDeadScript removes dead letter ARGV[1] from the hash KEYS[1] and the
+var requeueDeadScript = redis.NewScript(requeueDeadSrc)
+
+// deleteDeadSrc, run as deleteDeadScript, removes dead letter ARGV[1] from the hash KEYS[1] and the
 // index KEYS[2]. It returns 0 if it did not exist.
-var deleteDeadScript = redis.NewScript(`
+const deleteDeadSrc = `
 redis.call('ZREM', KEYS[2], ARGV[1])
 return redis.call('HDEL', KEYS[1], ARGV[1])
-`)
+`
+
+var deleteDeadScript = redis.NewScript(deleteDeadSrc)
