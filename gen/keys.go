@@ -193,7 +193,7 @@ func KeyTable() string {
 // suggest returns the candidate nearest to s by edit distance, or "" when
 // none is close enough to be a plausible typo.
 func suggest(s string, candidates []string) string {
-	best, bestD := "", len(s)/2+2
+	best, bestD := "", max(1, len(s)/3)+1
 	for _, c := range candidates {
 		if d := editDistance(s, c); d < bestD {
 			best, bestD = c, d
