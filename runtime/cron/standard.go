@@ -54,7 +54,7 @@ func (p *parser) standard(toks []token) (*Expression, error) {
 }
 
 func (p *parser) standardField(f Field, tok token, set *valueSet) error {
-	if i := strings.IndexAny(tok.text, "?LlWw#"); i >= 0 && !p.hasName(f, tok.text) {
+	if i := strings.IndexAny(tok.text, "?LlWw#"); i >= 0 && !mayHoldNames(f, tok.text) {
 		return p.errorf(f, tok.off+i, 1, "'%c' is Quartz syntax, not 5-field cron; write a 6- or 7-field Quartz expression (seconds first) to use ? L W #", tok.text[i])
 	}
 	fs := &standardSpecs[f]
@@ -72,10 +72,10 @@ func (p *parser) standardField(f Field, tok token, set *valueSet) error {
 	return nil
 }
 
-// hasName reports whether the letters in text may be names: month and
+// mayHoldNames reports whether the letters in text may be names: month and
 // day-of-week names contain L and W (JUL, WED), and '?' and '#' never
 // appear in them.
-func (p *parser) hasName(f Field, text string) bool {
+func mayHoldNames(f Field, text string) bool {
 	return (f == Month || f == DayOfWeek) && !strings.ContainsAny(text, "?#")
 }
 
