@@ -199,6 +199,9 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 
 	for _, q := range s.queues {
 		if err := s.rdb.EnsureGroup(ctx, q); err != nil {
+			s.mu.Lock()
+			s.started = false // nothing runs yet; Start may be called again
+			s.mu.Unlock()
 			return fmt.Errorf("chronos: start server: %w", err)
 		}
 	}

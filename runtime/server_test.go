@@ -521,3 +521,54 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestStartFailsWhenRedisIsDownAndCanBeRetried(t *testing.T) {
+	e := newEnv(t)
+	srv := chronos.NewServer(e.rdb, chronos.ServerConfig{Logger: quietLogger})
+	e.redis.Kill()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if err := srv.Start(ctx, chronos.NewMux()); err == nil {
+		t.Fatal("Start succeeded with Redis down")
+	}
+	if err := srv.Shutdown(context.Background()); !errors.Is(err, chronos.ErrServerNotStarted) {
+		t.Fatalf("Shutdown after failed Start = %v", err)
+	}
+	e.redis.Restart()
+	if err := srv.Start(context.Background(), chronos.NewMux()); err != nil {
+		t.Fatalf("second Start: %v", err)
+	}
+	if err := srv.Start(context.Background(), chronos.NewMux()); !errors.Is(err, chronos.ErrServerStarted) {
+		t.Fatalf("third Start = %v", err)
+	}
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+func TestCancellingTheStartContextShutsTheServerDown(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{}, 1)
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		ran <- struct{}{}
+		return nil
+	})
+	srv := chronos.NewServer(e.rdb, chronos.ServerConfig{Logger: quietLogger})
+	if err := srv.Start(ctx, mux); err != nil {
+		t.Fatal(err)
+	}
+	e.enqueue(t, Greet{}) // Redis adds a consumer to a group at its first delivery
+	recv(t, ran, "task")
+	consumers := func() int {
+		return len(e.rdb.XInfoConsumers(context.Background(), "{chronos}:q:default", "chronos").Val())
+	}
+	if n := consumers(); n != 1 {
+		t.Fatalf("consumers while running = %d", n)
+	}
+	cancel()
+	// A clean shutdown leaves the consumer group: consumer lists do not
+	// grow with every deploy.
+	eventually(t, "the server to leave its consumer group", func() bool { return consumers() == 0 })
+}
