@@ -65,13 +65,22 @@ func (s Schedule) Next(after time.Time) time.Time {
 		loc = time.UTC
 	}
 	from := after.Unix() + 1
-	w := wallOf(from, loc)
+	// The zone period of from gives the starting wall time and, when the
+	// answer falls well inside it (the common case), its offset too.
+	var here zonePeriod
+	if loc != time.UTC {
+		here = periodAt(from, loc)
+	}
+	w := from + here.off
 	for range maxGapRetries {
 		c, ok := s.Expr.spec.search(civilOf(w))
 		if !ok {
 			return time.Time{}
 		}
 		cw := c.wall()
+		if u := cw - here.off; here.deepInside(u) {
+			return time.Unix(u, 0).In(loc)
+		}
 		u, ok, g := resolve(cw, loc)
 		switch {
 		case ok && u >= from:

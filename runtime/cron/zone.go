@@ -87,13 +87,11 @@ func resolve(w int64, loc *time.Location) (u int64, ok bool, g gap) {
 	return x, true, gap{}
 }
 
-// wallOf returns the wall seconds of instant u in loc.
-func wallOf(u int64, loc *time.Location) int64 {
-	if loc == time.UTC {
-		return u
-	}
-	_, off := time.Unix(u, 0).In(loc).Zone()
-	return u + int64(off)
+// deepInside reports whether instant u lies in p at least neighbourWindow
+// away from both of its edges. Then u is the only instant whose wall time
+// is u+p.off, so resolve's neighbour lookups can be skipped.
+func (p zonePeriod) deepInside(u int64) bool {
+	return (!p.hasStart || u-p.start >= neighbourWindow) && (!p.hasEnd || p.end-u > neighbourWindow)
 }
 
 var zoneCache sync.Map // name -> *time.Location
