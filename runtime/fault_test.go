@@ -52,7 +52,7 @@ func TestWorkerKilledMidTaskIsRecoveredAndCompletedOnce(t *testing.T) {
 		done <- struct{}{}
 		return nil
 	})
-	e.serve(t, mux, chronos.ServerConfig{VisibilityTimeout: 300 * time.Millisecond})
+	e.serve(t, mux, chronos.ServerConfig{VisibilityTimeout: 100 * time.Millisecond})
 	recv(t, done, "recovered run")
 
 	eventually(t, "the task to be acknowledged", func() bool {
@@ -66,6 +66,11 @@ func TestWorkerKilledMidTaskIsRecoveredAndCompletedOnce(t *testing.T) {
 	if runs.get(info.ID) != 1 || len(recs) != 1 || recs[0].Status != "success" {
 		t.Fatalf("runs = %d, records = %+v", runs.get(info.ID), recs)
 	}
+	// The dead worker's consumer name is pruned once it has been idle for
+	// ten visibility timeouts; only the live server remains.
+	eventually(t, "the dead consumer to be pruned", func() bool {
+		return len(e.rdb.XInfoConsumers(ctx, "{chronos}:q:default", "chronos").Val()) == 1
+	})
 }
 
 func TestLongHandlerKeepsItsLeaseAgainstOtherServers(t *testing.T) {

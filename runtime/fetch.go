@@ -23,6 +23,8 @@ func (s *Server) fetchLoop() {
 	reclaimEvery := s.cfg.VisibilityTimeout / 2
 	block := min(time.Second, reclaimEvery)
 	var lastReclaim time.Time // zero: reclaim at once, recovering the work of crashed servers
+	var lastPrune time.Time
+	pruneAfter := 10 * s.cfg.VisibilityTimeout
 	var errDelay time.Duration
 	defer s.blocker.Close()
 	for {
@@ -53,6 +55,10 @@ func (s *Server) fetchLoop() {
 		if now := s.now(); now.Sub(lastReclaim) >= reclaimEvery {
 			lastReclaim = now
 			entries = s.reclaim(ctx, cursors, n)
+			if now.Sub(lastPrune) >= pruneAfter {
+				lastPrune = now
+				s.pruneConsumers(ctx, pruneAfter)
+			}
 		}
 		if len(entries) == 0 {
 			order := s.order()
@@ -176,4 +182,21 @@ func (s *Server) order() []string {
 		weights = append(weights[:k], weights[k+1:]...)
 	}
 	return out
+}
+
+// pruneConsumers removes from the groups the consumers that hold nothing
+// and have not read for idle: names left by crashed servers.
+func (s *Server) pruneConsumers(ctx context.Context, idle time.Duration) {
+	for _, q := range s.queues {
+		n, err := s.rdb.PruneConsumers(ctx, q, s.consumer, idle)
+		if err != nil {
+			if !rdb.IsNoGroup(err) {
+				s.log.Warn("chronos: prune idle consumers", "queue", q, "error", err)
+			}
+			continue
+		}
+		if n > 0 {
+			s.log.Info("chronos: pruned consumers of departed servers", "queue", q, "count", n)
+		}
+	}
 }

@@ -276,3 +276,14 @@ func (r *RDB) LeaveGroup(ctx context.Context, queue, consumer string) error {
 	}
 	return nil
 }
+
+// PruneConsumers deletes the consumers of queue's group, other than self,
+// that hold nothing and have been idle longer than idle. It returns how many
+// it deleted.
+func (r *RDB) PruneConsumers(ctx context.Context, queue, self string, idle time.Duration) (int, error) {
+	n, err := pruneConsumersScript.Run(ctx, r.C, []string{r.K.Stream(queue)}, Group, idle.Milliseconds(), self).Int()
+	if err != nil {
+		return 0, fmt.Errorf("rdb: prune idle consumers of %q: %w", queue, err)
+	}
+	return n, nil
+}

@@ -34,12 +34,12 @@ func TestEveryKeyOfANamespaceSharesItsHashTag(t *testing.T) {
 // string with "..", and every redis.call must take its key from KEYS or from
 // a function parameter that receives one.
 func TestScriptsNeverBuildKeyNames(t *testing.T) {
-	for _, name := range []string{"enqueue", "fetch", "finish", "forward", "reclaim", "lease", "requeueDead", "deleteDead"} {
+	for _, name := range []string{"enqueue", "fetch", "finish", "forward", "reclaim", "lease", "requeueDead", "deleteDead", "pruneConsumers"} {
 		src := source(name)
 		if strings.Contains(src, "..") {
 			t.Errorf("script %s concatenates strings", name)
 		}
-		for _, m := range regexp.MustCompile(`redis\.call\('([A-Z]+)', ([^,)]+)`).FindAllStringSubmatch(src, -1) {
+		for _, m := range regexp.MustCompile(`redis\.call\('([A-Z]+)', (?:'(?:CONSUMERS|DELCONSUMER)', )?([^,)]+)`).FindAllStringSubmatch(src, -1) {
 			cmd, key := m[1], m[2]
 			switch cmd {
 			case "PUBLISH":
@@ -74,6 +74,8 @@ func source(name string) string {
 		return leaseSrc
 	case "requeueDead":
 		return requeueDeadSrc
+	case "pruneConsumers":
+		return pruneConsumersSrc
 	default:
 		return deleteDeadSrc
 	}
@@ -135,5 +137,36 @@ return r
 	}
 	if v := c.HGet(ctx, k.Prefix()+"sched:s1", "lastFired").Val(); v != "1700000000" {
 		t.Fatalf("lastFired = %q", v)
+	}
+}
+
+func TestPruneConsumersDeletesOnlyIdleConsumersWithoutPendingEntries(t *testing.T) {
+	c := redistest.Start(t).Client()
+	ctx := context.Background()
+	r := New(c, "")
+	if err := r.EnsureGroup(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ghost", "holder", "self"} {
+		c.XAdd(ctx, &redis.XAddArgs{Stream: r.K.Stream("q"), Values: []any{"m", "{}"}})
+		res, err := c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: Group, Consumer: name, Streams: []string{r.K.Stream("q"), ">"}, Count: 1, Block: -1}).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name != "holder" {
+			c.XAck(ctx, r.K.Stream("q"), Group, res[0].Messages[0].ID)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	n, err := r.PruneConsumers(ctx, "q", "self", 10*time.Millisecond)
+	if err != nil || n != 1 {
+		t.Fatalf("PruneConsumers = %d, %v; want 1", n, err)
+	}
+	var names []string
+	for _, ci := range c.XInfoConsumers(ctx, r.K.Stream("q"), Group).Val() {
+		names = append(names, ci.Name)
+	}
+	if strings.Join(names, ",") != "holder,self" {
+		t.Fatalf("consumers left = %v", names)
 	}
 }

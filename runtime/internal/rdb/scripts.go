@@ -163,3 +163,25 @@ return redis.call('HDEL', KEYS[1], ARGV[1])
 `
 
 var deleteDeadScript = redis.NewScript(deleteDeadSrc)
+
+// pruneConsumersSrc, run as pruneConsumersScript, deletes from group ARGV[1]
+// of stream KEYS[1] every consumer other than ARGV[3] that holds no pending
+// entries and has not been seen for ARGV[2] ms: the names left behind by
+// crashed servers once their tasks were recovered. Checking and deleting in
+// one script means no entry can be claimed by a consumer between the check
+// and its deletion, so nothing is ever dropped; a live consumer that is
+// deleted is recreated by its next read. It returns how many it deleted.
+const pruneConsumersSrc = `
+local removed = 0
+for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local f = {}
+  for i = 1, #c, 2 do f[c[i]] = c[i+1] end
+  if f['pending'] == 0 and f['idle'] > tonumber(ARGV[2]) and f['name'] ~= ARGV[3] then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], f['name'])
+    removed = removed + 1
+  end
+end
+return removed
+`
+
+var pruneConsumersScript = redis.NewScript(pruneConsumersSrc)
