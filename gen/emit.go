@@ -3,9 +3,12 @@ package gen
 import (
 	"bytes"
 	"fmt"
+	"go/format"
 	"path"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -19,8 +22,57 @@ const (
 
 // Emit renders the generated file of m: gofmt-formatted and byte-for-byte
 // determined by m.
+//
+// gofmt dominates the cost on large packages, so the source is rendered
+// once, unformatted, with markers between top-level declarations and
+// between batches of statements of the entry point; the pieces are
+// formatted in parallel and joined. The result equals formatting the whole
+// file at once (a test holds it to that).
 func Emit(m *Package) ([]byte, error) {
-	f := jen.NewFilePathName(m.Path, m.Name)
+	e := &emitter{m: m}
+	f := e.file()
+	f.NoFormat = true
+	f.Comment("Compile only against a runtime that supports this generator's output.")
+	f.Const().Id("_").Op("=").Qual(RuntimePath, "GeneratedCodeVersion1")
+	for _, h := range m.Handlers {
+		if h.ArgsGen {
+			f.Comment(cutDecl)
+			f.Add(e.argsDecl(h))
+		}
+	}
+	f.Comment(cutDecl)
+	body := []jen.Code{jen.Comment(cutBody)}
+	for i, st := range e.entryBody() {
+		if i > 0 && i%stmtBatch == 0 {
+			body = append(body, jen.Comment(cutBody))
+		}
+		body = append(body, st)
+	}
+	body = append(body, jen.Comment(cutBody))
+	f.Add(e.entrySignature().Block(body...))
+
+	var raw bytes.Buffer
+	if err := f.Render(&raw); err != nil {
+		return nil, fmt.Errorf("render %s: %w", m.Path, err)
+	}
+	src, err := formatPieces(raw.String())
+	if err != nil {
+		return nil, fmt.Errorf("format %s: %w", m.Path, err)
+	}
+	return src, nil
+}
+
+// Markers in the unformatted source: whole lines, which nothing else in
+// the output can be (string literals are quoted, comments are ours).
+const (
+	cutDecl   = "chronosgen:cut-decl"
+	cutBody   = "chronosgen:cut-body"
+	stmtBatch = 32
+)
+
+// file starts the generated file: header and imports.
+func (e *emitter) file() *jen.File {
+	f := jen.NewFilePathName(e.m.Path, e.m.Name)
 	f.HeaderComment("//go:build !chronosgen")
 	f.HeaderComment(header)
 	// Name every import after its package clause: jennifer would otherwise
@@ -31,28 +83,93 @@ func Emit(m *Package) ([]byte, error) {
 	f.ImportName("errors", "errors")
 	f.ImportName("fmt", "fmt")
 	f.ImportName("time", "time")
-	for _, h := range m.Handlers {
+	for _, h := range e.m.Handlers {
 		importTypes(f, h.Args)
 		if h.Result != nil {
 			importTypes(f, *h.Result)
 		}
 	}
+	return f
+}
 
-	e := &emitter{m: m}
-	f.Comment("Compile only against a runtime that supports this generator's output.")
-	f.Const().Id("_").Op("=").Qual(RuntimePath, "GeneratedCodeVersion1")
-	for _, h := range m.Handlers {
-		if h.ArgsGen {
-			e.argsType(f, h)
+// piece is one independently formatted part of the file.
+type piece struct {
+	src  string
+	kind int // pieceFile, pieceDecl, pieceSig or pieceStmts
+	out  []byte
+	err  error
+}
+
+const (
+	pieceFile  = iota // package clause, imports, guard
+	pieceDecl         // top-level declarations
+	pieceSig          // the entry point's doc comment and signature, up to "{"
+	pieceStmts        // statements of the entry point's body
+)
+
+// formatPieces splits raw at the markers, formats the pieces in parallel
+// and joins them.
+func formatPieces(raw string) ([]byte, error) {
+	declMark, bodyMark := "\n// "+cutDecl+"\n", "\n// "+cutBody+"\n"
+	parts := strings.Split(raw, declMark)
+	var pieces []*piece
+	for i, p := range parts {
+		switch {
+		case i == 0:
+			pieces = append(pieces, &piece{src: p, kind: pieceFile})
+		case i < len(parts)-1:
+			pieces = append(pieces, &piece{src: p + "\n", kind: pieceDecl})
+		default:
+			body := strings.Split(p, bodyMark)
+			if len(body) < 2 {
+				return nil, fmt.Errorf("entry point markers missing")
+			}
+			pieces = append(pieces, &piece{src: body[0] + "\n}\n", kind: pieceSig})
+			for _, stmts := range body[1 : len(body)-1] {
+				pieces = append(pieces, &piece{src: stmts + "\n", kind: pieceStmts})
+			}
 		}
 	}
-	e.entryPoint(f)
 
-	var buf bytes.Buffer
-	if err := f.Render(&buf); err != nil {
-		return nil, fmt.Errorf("render %s: %w", m.Path, err)
+	workers := min(runtime.GOMAXPROCS(0), len(pieces))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(pieces); i += workers {
+				p := pieces[i]
+				p.out, p.err = format.Source([]byte(p.src))
+			}
+		})
 	}
-	return buf.Bytes(), nil
+	wg.Wait()
+
+	var out bytes.Buffer
+	for _, p := range pieces {
+		if p.err != nil {
+			return nil, fmt.Errorf("%w in:\n%s", p.err, p.src)
+		}
+		switch p.kind {
+		case pieceFile:
+			out.Write(p.out)
+		case pieceDecl:
+			out.WriteByte('\n')
+			out.Write(p.out)
+		case pieceSig:
+			// Formatted with an empty body: keep everything up to "{".
+			out.WriteByte('\n')
+			sig := strings.TrimSuffix(string(p.out), "}\n")
+			out.WriteString(sig)
+		case pieceStmts:
+			for _, line := range strings.SplitAfter(string(p.out), "\n") {
+				if line != "\n" && line != "" {
+					out.WriteByte('\t')
+				}
+				out.WriteString(line)
+			}
+		}
+	}
+	out.WriteString("}\n")
+	return out.Bytes(), nil
 }
 
 func importTypes(f *jen.File, t TypeExpr) {
@@ -76,11 +193,12 @@ func importTypes(f *jen.File, t TypeExpr) {
 
 type emitter struct{ m *Package }
 
-func (e *emitter) argsType(f *jen.File, h Handler) {
-	f.Commentf("%s is the (empty) task argument of %s, which takes none.", h.Args.Name, e.display(h))
-	f.Type().Id(h.Args.Name).Struct()
-	f.Commentf("Kind returns %q, the task kind of %s.", h.Kind, e.display(h))
-	f.Func().Params(jen.Id(h.Args.Name)).Id("Kind").Params().String().Block(jen.Return(jen.Lit(h.Kind)))
+// argsDecl declares the generated args type of h and its Kind method.
+func (e *emitter) argsDecl(h Handler) *jen.Statement {
+	return jen.Commentf("%s is the (empty) task argument of %s, which takes none.", h.Args.Name, e.display(h)).Line().
+		Type().Id(h.Args.Name).Struct().Line().Line().
+		Commentf("Kind returns %q, the task kind of %s.", h.Kind, e.display(h)).Line().
+		Func().Params(jen.Id(h.Args.Name)).Id("Kind").Params().String().Block(jen.Return(jen.Lit(h.Kind)))
 }
 
 // display is how the handler is named in comments: Recv.Method or Func.
@@ -91,7 +209,8 @@ func (e *emitter) display(h Handler) string {
 	return h.Name
 }
 
-func (e *emitter) entryPoint(f *jen.File) {
+// entrySignature is the entry point's doc comment and signature.
+func (e *emitter) entrySignature() *jen.Statement {
 	params := []jen.Code{
 		jen.Id("sched").Op("*").Qual(RuntimePath, "Scheduler"),
 		jen.Id("mux").Op("*").Qual(RuntimePath, "Mux"),
@@ -103,7 +222,25 @@ func (e *emitter) entryPoint(f *jen.File) {
 		}
 		params = append(params, p.Id(r.TypeName))
 	}
+	s := jen.Null()
+	for _, line := range strings.Split(e.entryDoc(), "\n") {
+		// Spell the comment out: jennifer would put "// " before the tab
+		// of a code-block line, which gofmt rewrites.
+		switch {
+		case line == "":
+			line = "//"
+		case strings.HasPrefix(line, "\t"):
+			line = "//" + line
+		default:
+			line = "// " + line
+		}
+		s.Comment(line).Line()
+	}
+	return s.Func().Id(EntryPoint).Params(params...).Error()
+}
 
+// entryBody is the entry point's statements.
+func (e *emitter) entryBody() []jen.Code {
 	var body []jen.Code
 	for _, h := range e.m.Handlers {
 		if h.Field {
@@ -122,12 +259,7 @@ func (e *emitter) entryPoint(f *jen.File) {
 	for _, g := range e.m.Groups {
 		body = append(body, e.group(g))
 	}
-	body = append(body, jen.Return(jen.Nil()))
-
-	for _, line := range strings.Split(e.entryDoc(), "\n") {
-		f.Comment(line)
-	}
-	f.Func().Id(EntryPoint).Params(params...).Error().Block(body...)
+	return append(body, jen.Return(jen.Nil()))
 }
 
 // entryDoc documents the entry point with the package's manifest: every
@@ -139,7 +271,7 @@ func (e *emitter) entryDoc() string {
 	var tab bytes.Buffer
 	tw := tabwriter.NewWriter(&tab, 0, 8, 2, ' ', 0)
 	line := func(id, trig, handler string, src Source) {
-		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s:%d\n", id, trig, handler, src.File, src.Line)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s:%d\n", id, trig, handler, src.File, src.Line)
 	}
 	for _, s := range e.m.Schedules {
 		line(s.ID, triggerText(s.Trigger), e.display(e.m.Handlers[s.Handler]), s.Source)
@@ -152,7 +284,7 @@ func (e *emitter) entryDoc() string {
 	}
 	tw.Flush()
 	for _, l := range strings.Split(strings.TrimRight(tab.String(), "\n"), "\n") {
-		b.WriteString(strings.TrimRight(l, " ") + "\n")
+		b.WriteString("\t" + strings.TrimRight(l, " ") + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -1,0 +1,73 @@
+package gen
+
+import (
+	"bytes"
+	"context"
+	"go/format"
+	"go/token"
+	"testing"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// emitWhole is the reference for Emit: the same code in one jennifer file,
+// formatted at once.
+func emitWhole(m *Package) ([]byte, error) {
+	e := &emitter{m: m}
+	f := e.file()
+	f.Comment("Compile only against a runtime that supports this generator's output.")
+	f.Const().Id("_").Op("=").Qual(RuntimePath, "GeneratedCodeVersion1")
+	for _, h := range m.Handlers {
+		if h.ArgsGen {
+			f.Add(e.argsDecl(h))
+		}
+	}
+	f.Add(e.entrySignature().Block(e.entryBody()...))
+	var buf bytes.Buffer
+	err := f.Render(&buf)
+	return buf.Bytes(), err
+}
+
+var _ jen.Code = (*jen.Statement)(nil)
+
+// TestEmitEqualsWholeFileFormatting holds the piecewise, parallel
+// formatting of Emit to the plain one: same bytes, and gofmt-clean.
+func TestEmitEqualsWholeFileFormatting(t *testing.T) {
+	root := repoRoot(t)
+	var models []*Package
+	for _, c := range []string{"basic", "group", "shapes", "tags", "typeerror"} {
+		models = append(models, loadModel(t, root, "./testdata/gen/"+c))
+	}
+	models = append(models, loadModel(t, bigModule(t, 300), "./big"))
+	for _, m := range models {
+		got, err := Emit(m)
+		if err != nil {
+			t.Fatalf("Emit(%s): %v", m.Path, err)
+		}
+		want, err := emitWhole(m)
+		if err != nil {
+			t.Fatalf("emitWhole(%s): %v", m.Path, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: piecewise formatting differs from whole-file formatting:\n%s", m.Path, lineDiff(string(want), string(got)))
+		}
+		if gofmt, err := format.Source(got); err != nil || !bytes.Equal(gofmt, got) {
+			t.Errorf("%s: output is not gofmt-clean (%v)", m.Path, err)
+		}
+	}
+}
+
+func loadModel(t *testing.T, dir, pattern string) *Package {
+	t.Helper()
+	fset := token.NewFileSet()
+	pkgs, err := load(context.Background(), Config{Dir: dir, Patterns: []string{pattern}}, fset)
+	if err != nil || len(pkgs) != 1 {
+		t.Fatalf("load %s: %v", pattern, err)
+	}
+	p := pkgs[0]
+	m, diags := Check(fset, p.Syntax, p.Types, p.TypesInfo, p.TypeErrors)
+	if diags.HasErrors() || m == nil {
+		t.Fatalf("%s: %v", pattern, diags)
+	}
+	return m
+}
