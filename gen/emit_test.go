@@ -34,11 +34,8 @@ var _ jen.Code = (*jen.Statement)(nil)
 // formatting of Emit to the plain one: same bytes, and gofmt-clean.
 func TestEmitEqualsWholeFileFormatting(t *testing.T) {
 	root := repoRoot(t)
-	var models []*Package
-	for _, c := range []string{"basic", "group", "shapes", "tags", "typeerror"} {
-		models = append(models, loadModel(t, root, "./testdata/gen/"+c))
-	}
-	models = append(models, loadModel(t, bigModule(t, 300), "./big"))
+	models := loadModels(t, root, "./testdata/gen/basic", "./testdata/gen/group", "./testdata/gen/shapes", "./testdata/gen/tags", "./testdata/gen/typeerror")
+	models = append(models, loadModels(t, bigModule(t, 300), "./big")...)
 	for _, m := range models {
 		got, err := Emit(m)
 		if err != nil {
@@ -57,17 +54,20 @@ func TestEmitEqualsWholeFileFormatting(t *testing.T) {
 	}
 }
 
-func loadModel(t *testing.T, dir, pattern string) *Package {
+func loadModels(t *testing.T, dir string, patterns ...string) []*Package {
 	t.Helper()
 	fset := token.NewFileSet()
-	pkgs, err := load(context.Background(), Config{Dir: dir, Patterns: []string{pattern}}, fset)
-	if err != nil || len(pkgs) != 1 {
-		t.Fatalf("load %s: %v", pattern, err)
+	pkgs, err := load(context.Background(), Config{Dir: dir, Patterns: patterns}, fset)
+	if err != nil || len(pkgs) != len(patterns) {
+		t.Fatalf("load %s: %v", patterns, err)
 	}
-	p := pkgs[0]
-	m, diags := Check(fset, p.Syntax, p.Types, p.TypesInfo, p.TypeErrors)
-	if diags.HasErrors() || m == nil {
-		t.Fatalf("%s: %v", pattern, diags)
+	var models []*Package
+	for _, p := range pkgs {
+		m, diags := Check(fset, p.Syntax, p.Types, p.TypesInfo, p.TypeErrors)
+		if diags.HasErrors() || m == nil {
+			t.Fatalf("%s: %v", p.PkgPath, diags)
+		}
+		models = append(models, m)
 	}
-	return m
+	return models
 }
