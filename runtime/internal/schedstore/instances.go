@@ -1,0 +1,136 @@
+package schedstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Instance is one running process of the service, as its heartbeats
+// describe it.
+type Instance struct {
+	ID       string
+	Host     string
+	PID      int
+	Version  string
+	Started  time.Time
+	LastSeen time.Time // set by Heartbeat
+	Leader   bool
+}
+
+// Declarer returns the Declarer that Register should use for inst.
+func (inst Instance) Declarer() Declarer {
+	return Declarer{InstanceID: inst.ID, Version: inst.Version, Started: inst.Started}
+}
+
+// heartbeatScript marks an instance live until now + TTL, refreshes its
+// description and declarations, and ages out instances whose heartbeats
+// stopped (their hashes expire on their own).
+//
+//	KEYS[1] instances index, KEYS[2] instance hash, KEYS[3] its declarations
+//	ARGV[1] id, ARGV[2] now (ms), ARGV[3] TTL (ms), ARGV[4…] field/value pairs
+//
+// Returns the number of stale instances removed from the index.
+var heartbeatScript = redis.NewScript(`
+local now, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+local aged = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('HSET', KEYS[2], 'last_seen', ARGV[2], unpack(ARGV, 4))
+redis.call('PEXPIRE', KEYS[2], 2 * ttl)
+redis.call('PEXPIRE', KEYS[3], 2 * ttl)
+return aged
+`)
+
+// Heartbeat records that inst is alive for another InstanceTTL and removes
+// instances whose heartbeat expired. It returns how many it removed.
+func (s *Store) Heartbeat(ctx context.Context, inst Instance) (int, error) {
+	if inst.ID == "" {
+		return 0, fmt.Errorf("schedstore: heartbeat: empty instance ID")
+	}
+	leader := "0"
+	if inst.Leader {
+		leader = "1"
+	}
+	n, err := heartbeatScript.Run(ctx, s.rdb,
+		[]string{s.keys.instances(), s.keys.instance(inst.ID), s.keys.decl(inst.ID)},
+		inst.ID, s.cfg.Now().UnixMilli(), s.cfg.InstanceTTL.Milliseconds(),
+		"id", inst.ID, "host", inst.Host, "pid", inst.PID, "version", inst.Version,
+		"started", ms(inst.Started), "leader", leader,
+	).Int()
+	if err != nil {
+		return 0, fmt.Errorf("schedstore: heartbeat %s: %w", inst.ID, err)
+	}
+	return n, nil
+}
+
+// Deregister removes instance id and its declarations at once, for a clean
+// shutdown. Schedules only it declared start their retirement grace period.
+func (s *Store) Deregister(ctx context.Context, id string) error {
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRem(ctx, s.keys.instances(), id)
+		p.Del(ctx, s.keys.instance(id), s.keys.decl(id))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("schedstore: deregister %s: %w", id, err)
+	}
+	return nil
+}
+
+// Instances returns the live instances, ordered by ID.
+func (s *Store) Instances(ctx context.Context) ([]Instance, error) {
+	ids, err := s.liveIDs(ctx, s.cfg.Now())
+	if err != nil {
+		return nil, err
+	}
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGetAll(ctx, s.keys.instance(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: instances: %w", err)
+	}
+	out := make([]Instance, 0, len(ids))
+	for i, c := range cmds {
+		m := c.Val()
+		if len(m) == 0 {
+			continue
+		}
+		pid, _ := strconv.Atoi(m["pid"])
+		out = append(out, Instance{
+			ID: ids[i], Host: m["host"], PID: pid, Version: m["version"],
+			Started: msTime(m["started"]), LastSeen: msTime(m["last_seen"]), Leader: m["leader"] == "1",
+		})
+	}
+	return out, nil
+}
+
+// liveIDs returns the IDs of instances whose heartbeat expires after now,
+// in lexical order.
+func (s *Store) liveIDs(ctx context.Context, now time.Time) ([]string, error) {
+	ids, err := s.rdb.ZRangeByScore(ctx, s.keys.instances(), &redis.ZRangeBy{
+		Min: "(" + strconv.FormatInt(now.UnixMilli(), 10), Max: "+inf",
+	}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: live instances: %w", err)
+	}
+	return sortedStrings(ids), nil
+}
+
+func (s *Store) liveSet(ctx context.Context, now time.Time) (map[string]bool, error) {
+	ids, err := s.liveIDs(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m, nil
+}

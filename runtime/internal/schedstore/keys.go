@@ -1,0 +1,32 @@
+package schedstore
+
+// DefaultNamespace is the namespace used when Config.Namespace is empty.
+const DefaultNamespace = "chronos"
+
+// keys builds the store's keys of one namespace. Every key carries the hash
+// tag {<ns>}, so any script may combine them (and the leader's lease) in
+// one Redis Cluster slot.
+//
+//	{<ns>}:sched:<id>        HASH  definition and state of schedule <id> (fields.go)
+//	{<ns>}:schedules         ZSET  schedule IDs; score = last time (ms) a live instance declared it
+//	{<ns>}:instances         ZSET  instance IDs; score = heartbeat expiry (ms)
+//	{<ns>}:instance:<id>     HASH  host, pid, started, last_seen, version, leader; PX = 2 × instance TTL
+//	{<ns>}:decl:<id>         HASH  schedule ID → JSON Definition declared by instance <id>; PX = 2 × instance TTL
+//	{<ns>}:requests          ZSET  pending request IDs; score = creation time (ms)
+//	{<ns>}:request-data      HASH  request ID → JSON Request
+type keys struct{ prefix string }
+
+func keysFor(ns string) keys {
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	return keys{prefix: "{" + ns + "}:"}
+}
+
+func (k keys) sched(id string) string      { return k.prefix + "sched:" + id }
+func (k keys) schedules() string           { return k.prefix + "schedules" }
+func (k keys) instances() string           { return k.prefix + "instances" }
+func (k keys) instance(id string) string   { return k.prefix + "instance:" + id }
+func (k keys) decl(instance string) string { return k.prefix + "decl:" + instance }
+func (k keys) requests() string            { return k.prefix + "requests" }
+func (k keys) requestData() string         { return k.prefix + "request-data" }

@@ -1,0 +1,279 @@
+package schedstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Outcome says what Register did with one definition.
+type Outcome int
+
+const (
+	// Created: the schedule did not exist; this definition now does.
+	Created Outcome = iota + 1
+	// Changed: this declarer's definition replaced a different one.
+	Changed
+	// Claimed: this declarer took over a schedule with the same definition.
+	Claimed
+	// Current: this declarer's definition was already in force.
+	Current
+	// Outranked: another live instance outranks this one; its definition
+	// stays in force. RegisterResult.Conflicts lists it if the definitions
+	// differ.
+	Outranked
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Created:
+		return "created"
+	case Changed:
+		return "changed"
+	case Claimed:
+		return "claimed"
+	case Current:
+		return "current"
+	case Outranked:
+		return "outranked"
+	}
+	return "unknown"
+}
+
+// RegisterResult reports what Register did.
+type RegisterResult struct {
+	// Outcomes holds the outcome of every registered ID.
+	Outcomes map[string]Outcome
+	// Conflicts lists the IDs whose definition in force differs from the
+	// one registered, because a live instance outranks the registrant.
+	Conflicts []string
+}
+
+// claimScript writes a definition and its declarer if the schedule's
+// declarer is still the one the caller read (compare-and-set), so two
+// instances registering at once cannot interleave.
+//
+//	KEYS[1] schedule hash, KEYS[2] schedules index
+//	ARGV[1] id, ARGV[2] expected declared_by ("" = must not exist),
+//	ARGV[3] expected declared_start, ARGV[4] now (ms), ARGV[5] def hash,
+//	ARGV[6…] field/value pairs to set
+//
+// Returns 1 when written, 0 when the declarer changed meanwhile.
+var claimScript = redis.NewScript(`
+local cur = redis.call('HMGET', KEYS[1], 'declared_by', 'declared_start', 'def_hash')
+if ARGV[2] == '' then
+  if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+  redis.call('HSET', KEYS[1], 'created', ARGV[4])
+elseif cur[1] ~= ARGV[2] or cur[2] ~= ARGV[3] then
+  return 0
+end
+if cur[3] ~= ARGV[5] then
+  redis.call('HSET', KEYS[1], 'def_changed', ARGV[4])
+end
+redis.call('HDEL', KEYS[1], 'zone', 'policy', 'isolated', 'group', 'overlap', 'source')
+redis.call('HSET', KEYS[1], unpack(ARGV, 6))
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+return 1
+`)
+
+// current is what the store holds about a schedule's declarer.
+type current struct {
+	exists   bool
+	declarer Declarer
+	start    string // declared_start exactly as stored, for the CAS
+	hash     string
+}
+
+// Register records that instance d declares defs (replacing its previous
+// declarations) and puts each definition in force unless a live instance
+// that outranks d (see Declarer) declares the same ID. Call it after the
+// instance's first Heartbeat, and again whenever its definitions change.
+// State (next fire, last fired, pauses) is kept when a definition changes.
+func (s *Store) Register(ctx context.Context, d Declarer, defs []Definition) (RegisterResult, error) {
+	res := RegisterResult{Outcomes: make(map[string]Outcome, len(defs))}
+	byID := make(map[string]Definition, len(defs))
+	decl := make([]any, 0, 2*len(defs))
+	for _, def := range defs {
+		if err := def.Validate(); err != nil {
+			return res, err
+		}
+		if _, dup := byID[def.ID]; dup {
+			return res, fmt.Errorf("%w: schedule %q declared twice", ErrInvalidDefinition, def.ID)
+		}
+		byID[def.ID] = def
+		b, err := json.Marshal(def)
+		if err != nil {
+			return res, fmt.Errorf("schedstore: encode %q: %w", def.ID, err)
+		}
+		decl = append(decl, def.ID, b)
+	}
+	now := s.cfg.Now()
+
+	// The declarations, replaced as a whole, and "declared now" marks.
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, s.keys.decl(d.InstanceID))
+		if len(decl) > 0 {
+			p.HSet(ctx, s.keys.decl(d.InstanceID), decl...)
+			p.PExpire(ctx, s.keys.decl(d.InstanceID), 2*s.cfg.InstanceTTL)
+			zs := make([]redis.Z, 0, len(defs))
+			for id := range byID {
+				zs = append(zs, redis.Z{Score: float64(now.UnixMilli()), Member: id})
+			}
+			p.ZAdd(ctx, s.keys.schedules(), zs...)
+		}
+		return nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("schedstore: register %s: declarations: %w", d.InstanceID, err)
+	}
+
+	pending := make([]string, 0, len(byID))
+	for id := range byID {
+		pending = append(pending, id)
+	}
+	for attempt := 0; len(pending) > 0; attempt++ {
+		if attempt == 5 {
+			return res, fmt.Errorf("schedstore: register %s: %d schedules kept changing under us", d.InstanceID, len(pending))
+		}
+		cur, err := s.readCurrent(ctx, pending)
+		if err != nil {
+			return res, err
+		}
+		live, err := s.liveSet(ctx, now)
+		if err != nil {
+			return res, err
+		}
+		var claims []claim
+		for _, id := range pending {
+			def, c := byID[id], cur[id]
+			hash := def.Hash()
+			switch {
+			case !c.exists:
+				claims = append(claims, claim{def: def, by: d, cur: c, outcome: Created})
+			case c.declarer.InstanceID == d.InstanceID || !live[c.declarer.InstanceID] || d.Outranks(c.declarer):
+				o := Claimed
+				if c.hash != hash {
+					o = Changed
+				} else if c.declarer.same(d) {
+					o = Current
+				}
+				claims = append(claims, claim{def: def, by: d, cur: c, outcome: o})
+			default:
+				res.Outcomes[id] = Outranked
+				if c.hash != hash {
+					res.Conflicts = append(res.Conflicts, id)
+				}
+			}
+		}
+		failed, err := s.claim(ctx, now, claims)
+		if err != nil {
+			return res, fmt.Errorf("schedstore: register %s: %w", d.InstanceID, err)
+		}
+		pending = pending[:0]
+		for i, cl := range claims {
+			if failed[i] {
+				pending = append(pending, cl.def.ID)
+			} else {
+				res.Outcomes[cl.def.ID] = cl.outcome
+			}
+		}
+	}
+	return res, nil
+}
+
+// claim is one compare-and-set of a definition.
+type claim struct {
+	def     Definition
+	by      Declarer
+	cur     current
+	outcome Outcome
+}
+
+// claim runs the claims in one pipeline and reports which lost their
+// compare-and-set.
+func (s *Store) claim(ctx context.Context, now time.Time, claims []claim) ([]bool, error) {
+	if len(claims) == 0 {
+		return nil, nil
+	}
+	calls := make([]scriptCall, len(claims))
+	for i, cl := range claims {
+		args, err := claimArgs(now, cl)
+		if err != nil {
+			return nil, err
+		}
+		calls[i] = scriptCall{keys: []string{s.keys.sched(cl.def.ID), s.keys.schedules()}, args: args}
+	}
+	cmds, err := s.evalPipelined(ctx, claimScript, calls)
+	if err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	failed := make([]bool, len(claims))
+	for i, c := range cmds {
+		n, err := c.Int()
+		if err != nil {
+			return nil, fmt.Errorf("claim %q: %w", claims[i].def.ID, err)
+		}
+		failed[i] = n != 1
+	}
+	return failed, nil
+}
+
+func claimArgs(now time.Time, cl claim) ([]any, error) {
+	d := cl.def
+	jobs, err := json.Marshal(d.Jobs)
+	if err != nil {
+		return nil, fmt.Errorf("encode jobs of %q: %w", d.ID, err)
+	}
+	hash := d.Hash()
+	args := []any{d.ID, "", "", now.UnixMilli(), hash}
+	if cl.cur.exists {
+		args[1], args[2] = cl.cur.declarer.InstanceID, cl.cur.start
+	}
+	args = append(args,
+		FieldID, d.ID, FieldKind, d.Kind, FieldSpec, d.Spec, FieldJobs, jobs, FieldDefHash, hash,
+		FieldDeclaredBy, cl.by.InstanceID, FieldDeclaredVersion, cl.by.Version,
+		FieldDeclaredStart, strconv.FormatInt(ms(cl.by.Started), 10))
+	for _, kv := range [][2]string{{FieldZone, d.Zone}, {FieldPolicy, d.Policy}, {FieldGroup, d.Group}, {FieldOverlap, d.Overlap}, {FieldSource, d.Source}} {
+		if kv[1] != "" {
+			args = append(args, kv[0], kv[1])
+		}
+	}
+	if d.Isolated {
+		args = append(args, FieldIsolated, "1")
+	}
+	return args, nil
+}
+
+// readCurrent reads the declarer and definition hash of ids in one pipeline.
+func (s *Store) readCurrent(ctx context.Context, ids []string) (map[string]current, error) {
+	cmds := make([]*redis.SliceCmd, len(ids))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HMGet(ctx, s.keys.sched(id), FieldDeclaredBy, FieldDeclaredVersion, FieldDeclaredStart, FieldDefHash, FieldID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: read declarers: %w", err)
+	}
+	out := make(map[string]current, len(ids))
+	for i, c := range cmds {
+		v := c.Val()
+		str := func(j int) string { s, _ := v[j].(string); return s }
+		if len(v) != 5 || v[4] == nil {
+			out[ids[i]] = current{}
+			continue
+		}
+		out[ids[i]] = current{
+			exists:   true,
+			declarer: Declarer{InstanceID: str(0), Version: str(1), Started: msTime(str(2))},
+			start:    str(2),
+			hash:     str(3),
+		}
+	}
+	return out, nil
+}

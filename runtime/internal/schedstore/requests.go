@@ -1,0 +1,136 @@
+package schedstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RequestKind says what an operator asked for.
+type RequestKind string
+
+const (
+	// KindTriggerNow asks for one extra firing now.
+	KindTriggerNow RequestKind = "trigger"
+	// KindBackfill asks for the firings of a past time range.
+	KindBackfill RequestKind = "backfill"
+)
+
+// Request is a durable operator request. It stays in the store until the
+// leader calls CompleteRequest, so a leader change between reading and
+// acting on it loses nothing; the ID gives the firing path a dedup identity
+// so that acting on it twice enqueues once.
+type Request struct {
+	ID       string      `json:"id"` // time-ordered
+	Kind     RequestKind `json:"kind"`
+	Schedule string      `json:"schedule"`
+	From     time.Time   `json:"from,omitzero"` // backfill range, inclusive
+	To       time.Time   `json:"to,omitzero"`   // backfill range, inclusive
+	Who      string      `json:"who,omitempty"`
+	Created  time.Time   `json:"created"`
+}
+
+// ErrInvalidRequest is returned (wrapped) for a malformed request.
+var ErrInvalidRequest = errors.New("schedstore: invalid request")
+
+// addRequestScript stores a request if its schedule exists.
+//
+//	KEYS[1] schedule hash, KEYS[2] requests index, KEYS[3] request data
+//	ARGV[1] request ID, ARGV[2] created (ms), ARGV[3] JSON Request
+//
+// Returns 1 when stored, 0 when the schedule does not exist.
+var addRequestScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+return 1
+`)
+
+// RequestTrigger asks the leader to fire schedule id once, now.
+func (s *Store) RequestTrigger(ctx context.Context, id, who string) (Request, error) {
+	return s.addRequest(ctx, Request{Kind: KindTriggerNow, Schedule: id, Who: who})
+}
+
+// RequestBackfill asks the leader to fire schedule id for every trigger
+// time in [from, to].
+func (s *Store) RequestBackfill(ctx context.Context, id string, from, to time.Time, who string) (Request, error) {
+	if from.IsZero() || to.Before(from) {
+		return Request{}, fmt.Errorf("%w: backfill of %q: range [%v, %v]", ErrInvalidRequest, id, from, to)
+	}
+	return s.addRequest(ctx, Request{Kind: KindBackfill, Schedule: id, From: from.UTC(), To: to.UTC(), Who: who})
+}
+
+func (s *Store) addRequest(ctx context.Context, r Request) (Request, error) {
+	r.Created = s.cfg.Now().UTC()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	r.ID = fmt.Sprintf("%013d-%s", r.Created.UnixMilli(), hex.EncodeToString(b))
+	data, err := json.Marshal(r)
+	if err != nil {
+		return Request{}, fmt.Errorf("schedstore: %s request for %q: %w", r.Kind, r.Schedule, err)
+	}
+	n, err := addRequestScript.Run(ctx, s.rdb,
+		[]string{s.keys.sched(r.Schedule), s.keys.requests(), s.keys.requestData()},
+		r.ID, r.Created.UnixMilli(), data).Int()
+	switch {
+	case err != nil:
+		return Request{}, fmt.Errorf("schedstore: %s request for %q: %w", r.Kind, r.Schedule, err)
+	case n == 0:
+		return Request{}, fmt.Errorf("schedstore: %s request for %q: %w", r.Kind, r.Schedule, ErrNotFound)
+	}
+	return r, nil
+}
+
+// Requests returns up to limit pending requests, oldest first (limit <= 0:
+// all).
+func (s *Store) Requests(ctx context.Context, limit int) ([]Request, error) {
+	stop := int64(limit) - 1
+	if limit <= 0 {
+		stop = -1
+	}
+	ids, err := s.rdb.ZRange(ctx, s.keys.requests(), 0, stop).Result()
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: requests: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	vals, err := s.rdb.HMGet(ctx, s.keys.requestData(), ids...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: requests: %w", err)
+	}
+	out := make([]Request, 0, len(ids))
+	for i, v := range vals {
+		str, ok := v.(string)
+		if !ok {
+			continue // completed between the two reads
+		}
+		var r Request
+		if err := json.Unmarshal([]byte(str), &r); err != nil {
+			return nil, fmt.Errorf("schedstore: request %s: %w", ids[i], err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// CompleteRequest removes request id once the leader has acted on it. It
+// reports whether the request was still pending.
+func (s *Store) CompleteRequest(ctx context.Context, id string) (bool, error) {
+	var zrem *redis.IntCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		zrem = p.ZRem(ctx, s.keys.requests(), id)
+		p.HDel(ctx, s.keys.requestData(), id)
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("schedstore: complete request %s: %w", id, err)
+	}
+	return zrem.Val() == 1, nil
+}

@@ -1,0 +1,228 @@
+package schedstore
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrNotFound is returned (wrapped) when a schedule or request does not
+// exist.
+var ErrNotFound = errors.New("schedstore: not found")
+
+// Defaults of Config.
+const (
+	DefaultInstanceTTL = 15 * time.Second
+	DefaultRetireGrace = 24 * time.Hour
+)
+
+// Config configures a Store. The zero value is usable.
+type Config struct {
+	// Namespace selects the key set. Default "chronos".
+	Namespace string
+	// InstanceTTL is how long an instance counts as live after its last
+	// heartbeat. Heartbeat about every InstanceTTL/3. Default 15s.
+	InstanceTTL time.Duration
+	// RetireGrace is how long a schedule that no live instance declares is
+	// kept (with its state) before Sweep deletes it. It should outlast the
+	// longest time a service may be scaled to zero or rolled back.
+	// Default 24h.
+	RetireGrace time.Duration
+	// Now returns the current time. Default time.Now. Tests set it.
+	Now func() time.Time
+}
+
+// Store reads and writes the registry of one namespace.
+type Store struct {
+	rdb  redis.UniversalClient
+	cfg  Config
+	keys keys
+}
+
+// New returns a Store on rdb.
+func New(rdb redis.UniversalClient, cfg Config) *Store {
+	if cfg.Namespace == "" {
+		cfg.Namespace = DefaultNamespace
+	}
+	if cfg.InstanceTTL <= 0 {
+		cfg.InstanceTTL = DefaultInstanceTTL
+	}
+	if cfg.RetireGrace <= 0 {
+		cfg.RetireGrace = DefaultRetireGrace
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Store{rdb: rdb, cfg: cfg, keys: keysFor(cfg.Namespace)}
+}
+
+// Namespace returns the store's namespace.
+func (s *Store) Namespace() string { return s.cfg.Namespace }
+
+// SchedKey returns the hash key of schedule id, for scripts that update its
+// state together with other keys.
+func (s *Store) SchedKey(id string) string { return s.keys.sched(id) }
+
+// Schedule is a schedule as stored: the definition in force, who declared
+// it, and its state.
+type Schedule struct {
+	Definition
+	DefHash    string
+	DeclaredBy Declarer
+	Created    time.Time
+	DefChanged time.Time
+	State      State
+}
+
+// State is the durable firing state of a schedule.
+type State struct {
+	NextFire       time.Time
+	LastFired      time.Time
+	TimesTriggered int64
+	LastOutcome    string
+	// Pause is set while the whole schedule is paused (see Paused).
+	Pause *PauseInfo
+	// JobPauses holds the paused jobs of a group, by job name.
+	JobPauses map[string]PauseInfo
+}
+
+// PauseInfo says who paused something, when, why and until when (zero
+// Until: until resumed).
+type PauseInfo struct {
+	Note  string    `json:"note,omitempty"`
+	Who   string    `json:"who,omitempty"`
+	At    time.Time `json:"at"`
+	Until time.Time `json:"until,omitzero"`
+}
+
+// Active reports whether the pause is in force at now.
+func (p PauseInfo) Active(now time.Time) bool { return p.Until.IsZero() || now.Before(p.Until) }
+
+// Paused reports whether the whole schedule is paused at now.
+func (s Schedule) Paused(now time.Time) bool {
+	return s.State.Pause != nil && s.State.Pause.Active(now)
+}
+
+// JobPaused reports whether job is paused at now, on its own or with the
+// whole schedule.
+func (s Schedule) JobPaused(job string, now time.Time) bool {
+	if s.Paused(now) {
+		return true
+	}
+	p, ok := s.State.JobPauses[job]
+	return ok && p.Active(now)
+}
+
+// Get returns schedule id, or an error wrapping ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (Schedule, error) {
+	m, err := s.rdb.HGetAll(ctx, s.keys.sched(id)).Result()
+	if err != nil {
+		return Schedule{}, fmt.Errorf("schedstore: get %q: %w", id, err)
+	}
+	if len(m) == 0 {
+		return Schedule{}, fmt.Errorf("schedstore: get %q: %w", id, ErrNotFound)
+	}
+	return decodeSchedule(m)
+}
+
+// List returns every schedule, ordered by ID. It reads all hashes in one
+// pipeline.
+func (s *Store) List(ctx context.Context) ([]Schedule, error) {
+	ids, err := s.rdb.ZRange(ctx, s.keys.schedules(), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: list: %w", err)
+	}
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGetAll(ctx, s.keys.sched(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: list: %w", err)
+	}
+	out := make([]Schedule, 0, len(ids))
+	for _, c := range cmds {
+		if len(c.Val()) == 0 {
+			continue // retired between the two reads
+		}
+		sc, err := decodeSchedule(c.Val())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sc)
+	}
+	sortByID(out)
+	return out, nil
+}
+
+func decodeSchedule(m map[string]string) (Schedule, error) {
+	var sc Schedule
+	d := &sc.Definition
+	d.ID, d.Kind, d.Spec, d.Zone = m[FieldID], m[FieldKind], m[FieldSpec], m[FieldZone]
+	d.Policy, d.Group, d.Overlap, d.Source = m[FieldPolicy], m[FieldGroup], m[FieldOverlap], m[FieldSource]
+	d.Isolated = m[FieldIsolated] == "1"
+	if j := m[FieldJobs]; j != "" {
+		if err := json.Unmarshal([]byte(j), &d.Jobs); err != nil {
+			return sc, fmt.Errorf("schedstore: schedule %q: jobs: %w", d.ID, err)
+		}
+	}
+	sc.DefHash = m[FieldDefHash]
+	sc.DeclaredBy = Declarer{InstanceID: m[FieldDeclaredBy], Version: m[FieldDeclaredVersion], Started: msTime(m[FieldDeclaredStart])}
+	sc.Created, sc.DefChanged = msTime(m[FieldCreated]), msTime(m[FieldDefChanged])
+	st := &sc.State
+	st.NextFire, st.LastFired = msTime(m[FieldNextFire]), msTime(m[FieldLastFired])
+	st.TimesTriggered, _ = strconv.ParseInt(m[FieldTimesTriggered], 10, 64)
+	st.LastOutcome = m[FieldLastOutcome]
+	if m[FieldPaused] == "1" {
+		st.Pause = &PauseInfo{Note: m[FieldPauseNote], Who: m[FieldPausedBy], At: msTime(m[FieldPausedAt]), Until: msTime(m[FieldPauseUntil])}
+	}
+	for k, v := range m {
+		if job, ok := strings.CutPrefix(k, FieldJobPausePrefix); ok {
+			var p PauseInfo
+			if err := json.Unmarshal([]byte(v), &p); err != nil {
+				return sc, fmt.Errorf("schedstore: schedule %q: pause of job %q: %w", d.ID, job, err)
+			}
+			if st.JobPauses == nil {
+				st.JobPauses = map[string]PauseInfo{}
+			}
+			st.JobPauses[job] = p
+		}
+	}
+	return sc, nil
+}
+
+// ms encodes t as Unix milliseconds; the zero time is 0.
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// msTime decodes Unix milliseconds; "" and "0" are the zero time.
+func msTime(s string) time.Time {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(n).UTC()
+}
+
+func sortByID(s []Schedule) {
+	slices.SortFunc(s, func(a, b Schedule) int { return cmp.Compare(a.ID, b.ID) })
+}
+
+func sortedStrings(s []string) []string {
+	slices.Sort(s)
+	return s
+}
