@@ -14,7 +14,8 @@
 //	single = '…' (no escapes; it cannot contain '), for struct tags .
 //
 // Space is ' ', '\t', '\r' or '\n'. A quoted value must be followed by
-// space or the end of the input. Parse reports every malformed argument, with
+// space or the end of the input; "//" where an argument should start is a
+// trailing comment, an error. Parse reports every malformed argument, with
 // byte offsets, and keeps going, so a caller can show all problems at once.
 package directive
 
@@ -83,6 +84,10 @@ func Parse(text string) ([]Arg, []*Error) {
 	for {
 		i = skipSpace(text, i)
 		if i >= len(text) {
+			return args, errs
+		}
+		if strings.HasPrefix(text[i:], "//") {
+			errs = append(errs, &Error{i, "a directive line cannot end in a // comment; put the comment on the line above"})
 			return args, errs
 		}
 		start := i

@@ -63,8 +63,7 @@ func TestParseReportsEveryError(t *testing.T) {
 		{"Key=1", "expected key=value"},
 		{"b x=", "after quoted value"},
 		{" ok=1", "missing value after x="},
-		{"// trailing", "expected key=value"},
-		{"trailing", "missing =value"},
+		{"// trailing", "cannot end in a // comment"},
 	}
 	if len(errs) != len(want) {
 		t.Fatalf("got %d errors, want %d: %v", len(errs), len(want), errs)
