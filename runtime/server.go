@@ -46,7 +46,7 @@ type ServerConfig struct {
 	// of it, so handlers may run longer; if the server dies, any server of
 	// the namespace recovers the task once it has gone this long without a
 	// renewal. Shorter means faster recovery after a crash, at the cost of
-	// more renewals.
+	// more renewals. Values below 50 ms are raised to 50 ms.
 	VisibilityTimeout time.Duration
 
 	// MaxDeliveries is how many times one task may be taken by a worker
@@ -82,6 +82,10 @@ type ServerConfig struct {
 	// does for clients.
 	Namespace string
 }
+
+// minVisibilityTimeout keeps lease renewals (every third of the timeout)
+// from becoming a busy loop.
+const minVisibilityTimeout = 50 * time.Millisecond
 
 // Server takes tasks from Redis and runs their handlers.
 type Server struct {
@@ -126,6 +130,7 @@ func NewServer(rdb redis.UniversalClient, cfg ServerConfig) *Server {
 	if cfg.VisibilityTimeout <= 0 {
 		cfg.VisibilityTimeout = 30 * time.Second
 	}
+	cfg.VisibilityTimeout = max(cfg.VisibilityTimeout, minVisibilityTimeout)
 	if cfg.MaxDeliveries <= 0 {
 		cfg.MaxDeliveries = 5
 	}

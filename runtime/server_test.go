@@ -572,3 +572,35 @@ func TestCancellingTheStartContextShutsTheServerDown(t *testing.T) {
 	// grow with every deploy.
 	eventually(t, "the server to leave its consumer group", func() bool { return consumers() == 0 })
 }
+
+func TestFailuresAreLoggedWithTheirOutcome(t *testing.T) {
+	e := newEnv(t)
+	var logs syncBuffer
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		return errors.New("disk full")
+	}, chronos.WithBackoff(chronos.ConstantBackoff(time.Millisecond)))
+	e.serve(t, mux, chronos.ServerConfig{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	info := e.enqueue(t, Greet{}, chronos.WithMaxRetry(1))
+	waitDead(t, e, 1)
+
+	var failures []map[string]any
+	eventually(t, "two failure records", func() bool {
+		failures = failures[:0]
+		for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			var rec map[string]any
+			if json.Unmarshal([]byte(line), &rec) == nil && rec["event"] == chronos.EventTaskFailure {
+				failures = append(failures, rec)
+			}
+		}
+		return len(failures) == 2
+	})
+	retry, dead := failures[0], failures[1]
+	if retry["level"] != "WARN" || retry["outcome"] != "retry" || retry["error"] != "disk full" ||
+		retry["retry_at"] == nil || retry["attempt"] != 1.0 || retry["task_id"] != info.ID {
+		t.Fatalf("retry record = %v", retry)
+	}
+	if dead["level"] != "ERROR" || dead["outcome"] != "dead" || dead["error"] != "disk full" || dead["attempt"] != 2.0 {
+		t.Fatalf("dead record = %v", dead)
+	}
+}

@@ -237,7 +237,7 @@ func (s *Server) finish(d *delivery, r *run) bool {
 		}
 		f.Msg = b
 	}
-	if f.RunsCap > 0 {
+	if f.RunsCap > 0 && r.m.Kind != "" { // an undecodable task has no kind to file it under
 		f.RunAttrs = runRecord(r)
 	}
 	ctx := context.WithoutCancel(s.handlerCtx)
