@@ -3,6 +3,8 @@ package trigger
 import (
 	"testing"
 	"time"
+
+	"github.com/chronos-go/chronos/runtime/cron"
 )
 
 // An ordinary tick: one fire on time.
@@ -43,5 +45,27 @@ func BenchmarkDueIgnoreMisfiresAfterADaySimple(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Catchup{Policy: PolicyIgnoreMisfires}.Due(trig, s, sec(86400.5))
+	}
+}
+
+// The same replay with the real cron engine: the walk costs one
+// cron.Schedule.Next per missed slot.
+func BenchmarkDueIgnoreMisfiresAfterADayRealCron(b *testing.B) {
+	trig := Cron{Schedule: cron.Schedule{Expr: cron.MustParse("* * * * * ?")}, Start: T0}
+	s := Initial(trig)
+	b.ReportAllocs()
+	for b.Loop() {
+		Catchup{Policy: PolicyIgnoreMisfires}.Due(trig, s, sec(86400.5))
+	}
+}
+
+// fireOnceNow after a year's outage of a per-second real cron schedule:
+// bisection keeps the identity search logarithmic.
+func BenchmarkDueFireOnceNowAfterAYearRealCron(b *testing.B) {
+	trig := Cron{Schedule: cron.Schedule{Expr: cron.MustParse("* * * * * ?")}, Start: T0}
+	s := Initial(trig)
+	b.ReportAllocs()
+	for b.Loop() {
+		Catchup{}.Due(trig, s, sec(365*86400+0.5))
 	}
 }

@@ -105,6 +105,11 @@ func (t Simple) fireTimeAfter(start time.Time, repeatCount, timesTriggered int, 
 		return time.Time{}, false
 	}
 	c := start.Add(time.Duration(n) * t.Interval)
+	if !c.After(after) {
+		// Only when the arithmetic overflows (spans beyond 292 years);
+		// never hand out a time that does not move forward.
+		return time.Time{}, false
+	}
 	if !t.End.IsZero() && !t.End.After(c) {
 		return time.Time{}, false
 	}
