@@ -72,7 +72,14 @@ type Result struct {
 //     [Triggered] after each. With ignoreMisfires this replays every missed
 //     slot, but at most MaxFires of them (the most recent ones).
 //
-// Due never reads the clock; call it with the current time.
+// Due never reads the clock; call it with the current time. s must come
+// from [Initial], [Triggered] or an earlier Due for the same trigger; a
+// state without a next fire time hands out nothing.
+//
+// Cost: a misfire costs O(log(now - s.Next)) schedule lookups for a cron
+// trigger and O(1) for a simple one. Replaying with ignoreMisfires walks
+// every missed slot of a cron trigger (a simple trigger skips the dropped
+// ones arithmetically), and returns at most MaxFires fires.
 func (c Catchup) Due(t Trigger, s State, now time.Time) Result {
 	res := Result{State: s}
 	if s.Complete || s.Next.IsZero() {
