@@ -159,7 +159,8 @@ func (s *Store) Register(ctx context.Context, d Declarer, defs []Definition) (Re
 				if c.hash != hash {
 					o = Changed
 				} else if c.declarer.same(d) {
-					o = Current
+					res.Outcomes[id] = Current // nothing to write
+					continue
 				}
 				claims = append(claims, claim{def: def, by: d, cur: c, outcome: o})
 			default:

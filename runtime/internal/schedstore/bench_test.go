@@ -1,0 +1,65 @@
+package schedstore
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/chronos-go/chronos/runtime/internal/redistest"
+)
+
+func manyDefs(n int) []Definition {
+	defs := make([]Definition, n)
+	for i := range defs {
+		defs[i] = def(fmt.Sprintf("schedule-%06d", i), "0 */5 * * * ?")
+	}
+	return defs
+}
+
+// BenchmarkRegister measures registering n schedules from one instance
+// whose definitions are already in force (the common restart case).
+func BenchmarkRegister(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s := redistest.Start(b)
+			st := New(s.Client(), Config{})
+			inst := Instance{ID: "a", Version: "v1", Started: time.Now()}
+			st.Heartbeat(ctx, inst)
+			defs := manyDefs(n)
+			if _, err := st.Register(ctx, inst.Declarer(), defs); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := st.Register(ctx, inst.Declarer(), defs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/schedule")
+		})
+	}
+}
+
+// BenchmarkSweep measures a leader's sweep over n schedules declared by
+// three live instances, with nothing to change (the steady state).
+func BenchmarkSweep(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s := redistest.Start(b)
+			st := New(s.Client(), Config{})
+			defs := manyDefs(n)
+			for i := range 3 {
+				inst := Instance{ID: fmt.Sprint("i", i), Version: "v1", Started: time.Now()}
+				st.Heartbeat(ctx, inst)
+				if _, err := st.Register(ctx, inst.Declarer(), defs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				if _, err := st.Sweep(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/schedule")
+		})
+	}
+}
