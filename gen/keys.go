@@ -79,7 +79,7 @@ type key struct {
 // emitted in this order too, which keeps the generated code stable.
 var keys = []key{
 	{name: "id", typ: typeID, on: onSchedule | onJob | onGroup,
-		doc: "Stable identifier, persisted by the scheduler. Defaults to the handler's kind; required when a handler has several schedules."},
+		doc: "Stable identifier, persisted by the scheduler. Default `<package>.<Recv>.<Method>` (or `<package>.<Func>`); required when a handler has several schedules."},
 	{name: "group", typ: typeID, on: onSchedule | onJob,
 		doc: "Join the `//chronos:group` with this id: the job fires on the group's trigger; trigger keys are then not allowed."},
 	{name: "cron", typ: typeCron, on: onSchedule | onGroup, trigger: cronTrigger,
