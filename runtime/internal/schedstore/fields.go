@@ -25,11 +25,15 @@ const (
 	FieldCreated         = "created"
 	FieldDefChanged      = "def_changed" // last time the definition hash changed
 
-	// State (written by the firing path).
-	FieldNextFire       = "next_fire"
-	FieldLastFired      = "last_fired"
+	// Trigger state (written by the firing path; see TriggerState).
+	FieldNextFire       = "next_fire"     // TriggerState.Next
+	FieldLastFired      = "last_fired"    // TriggerState.Prev
+	FieldTriggerStart   = "trigger_start" // TriggerState.Start
 	FieldTimesTriggered = "times_triggered"
+	FieldRepeatCount    = "repeat_count"
+	FieldComplete       = "complete"
 	FieldLastOutcome    = "last_outcome"
+	FieldStateSaved     = "state_saved" // when the trigger state was last written
 
 	// Pause of the whole schedule.
 	FieldPaused     = "paused"

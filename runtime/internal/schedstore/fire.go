@@ -4,62 +4,68 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 )
 
-// Fire is the state change of one firing.
-type Fire struct {
-	// At is the trigger time that fired.
-	At time.Time
-	// Next is the schedule's next fire time (zero: none).
-	Next time.Time
-	// Outcome is a short word for operators: "enqueued", "skipped:overlap", …
-	Outcome string
-}
-
-// recordFireScript updates a schedule's state after a firing, inside the
-// term of the leader that fired. last_fired only moves forward, so a late
-// or repeated record cannot rewind the state catch-up relies on.
+// saveStateScript writes a schedule's trigger state inside the term of the
+// leader that computed it. Prev (last_fired) never moves back, so a late or
+// replayed write from an earlier evaluation cannot rewind what catch-up
+// relies on; writing the same state again is harmless.
 //
 //	KEYS[1] lease, KEYS[2] schedule hash
-//	ARGV[1] token, ARGV[2] at (ms), ARGV[3] next (ms), ARGV[4] outcome
+//	ARGV[1] token, ARGV[2] prev (ms), ARGV[3] next (ms), ARGV[4] start (ms),
+//	ARGV[5] times triggered, ARGV[6] repeat count, ARGV[7] complete (1/0),
+//	ARGV[8] outcome, ARGV[9] now (ms)
 //
-// Returns 1 when recorded, 0 when the schedule does not exist, 2 when a
-// later firing was already recorded.
-var recordFireScript = leader.FenceScript(`
+// Returns 1 when saved, 0 when the schedule does not exist, 2 when the
+// stored state has a later Prev.
+var saveStateScript = leader.FenceScript(`
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
-local last = tonumber(redis.call('HGET', KEYS[2], 'last_fired') or '0')
-if tonumber(ARGV[2]) <= last then return 2 end
-redis.call('HSET', KEYS[2], 'last_fired', ARGV[2], 'next_fire', ARGV[3], 'last_outcome', ARGV[4])
-redis.call('HINCRBY', KEYS[2], 'times_triggered', 1)
+local prev = tonumber(redis.call('HGET', KEYS[2], 'last_fired') or '0')
+if tonumber(ARGV[2]) < prev then return 2 end
+redis.call('HSET', KEYS[2], 'last_fired', ARGV[2], 'next_fire', ARGV[3], 'trigger_start', ARGV[4],
+  'times_triggered', ARGV[5], 'repeat_count', ARGV[6], 'last_outcome', ARGV[8], 'state_saved', ARGV[9])
+if ARGV[7] == '1' then
+  redis.call('HSET', KEYS[2], 'complete', '1')
+else
+  redis.call('HDEL', KEYS[2], 'complete')
+end
 return 1
 `)
 
-// ErrStale is returned (wrapped) by RecordFire when a later firing of the
-// schedule was already recorded.
+// ErrStale is returned (wrapped) by SaveState when the stored state already
+// has a later Prev than the one being saved.
 var ErrStale = errors.New("schedstore: a later firing is already recorded")
 
-// RecordFire records firing f of schedule id under leadership term t. It
-// returns an error wrapping leader.ErrFenced if t no longer holds the lease.
+// SaveState stores ts as schedule id's trigger state under leadership term
+// t, with an outcome word for operators ("enqueued", "skipped:overlap",
+// "misfire:doNothing", …). It returns an error wrapping leader.ErrFenced if
+// t no longer holds the lease, ErrStale if a later firing is already
+// recorded, ErrNotFound if the schedule does not exist.
 //
-// The scheduler's real firing path performs the same update inside its own
-// fenced enqueue script (using the Field constants), so the enqueue and the
-// state change are one atomic step; RecordFire is that step on its own, for
-// firings that enqueue nothing (skipped by policy) and for tools.
-func (s *Store) RecordFire(ctx context.Context, t leader.Term, id string, f Fire) error {
-	n, err := recordFireScript.Run(ctx, s.rdb,
+// The scheduler's firing path makes the same update inside its own fenced
+// enqueue script (with the Field constants), so that the enqueue and the
+// state change are one atomic step; SaveState is that step on its own, for
+// evaluations that enqueue nothing (skipped by policy, misfire doNothing)
+// and for tools.
+func (s *Store) SaveState(ctx context.Context, t leader.Term, id string, ts TriggerState, outcome string) error {
+	complete := "0"
+	if ts.Complete {
+		complete = "1"
+	}
+	n, err := saveStateScript.Run(ctx, s.rdb,
 		leader.FenceKeys(s.cfg.Namespace, s.keys.sched(id)),
-		leader.FenceArgs(t, ms(f.At), ms(f.Next), f.Outcome)...).Int()
+		leader.FenceArgs(t, ms(ts.Prev), ms(ts.Next), ms(ts.Start), ts.TimesTriggered, ts.RepeatCount,
+			complete, outcome, s.cfg.Now().UnixMilli())...).Int()
 	if err := leader.CheckFence(err); err != nil {
-		return fmt.Errorf("schedstore: record fire of %q at %v: %w", id, f.At, err)
+		return fmt.Errorf("schedstore: save state of %q: %w", id, err)
 	}
 	switch n {
 	case 0:
-		return fmt.Errorf("schedstore: record fire of %q: %w", id, ErrNotFound)
+		return fmt.Errorf("schedstore: save state of %q: %w", id, ErrNotFound)
 	case 2:
-		return fmt.Errorf("schedstore: record fire of %q at %v: %w", id, f.At, ErrStale)
+		return fmt.Errorf("schedstore: save state of %q (prev %v): %w", id, ts.Prev, ErrStale)
 	}
 	return nil
 }

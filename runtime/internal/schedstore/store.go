@@ -82,12 +82,27 @@ type Schedule struct {
 	State      State
 }
 
-// State is the durable firing state of a schedule.
-type State struct {
-	NextFire       time.Time
-	LastFired      time.Time
+// TriggerState is the durable state the misfire engine evaluates. It
+// mirrors runtime/trigger.State field for field (this package does not
+// import it), so the scheduler converts between them without loss. The
+// zero value means "never evaluated": the scheduler starts from the
+// trigger's initial state.
+type TriggerState struct {
+	Next           time.Time // next scheduled fire time; zero once Complete
+	Prev           time.Time // last fire time handed out
+	Start          time.Time // anchor of a simple trigger's slots
 	TimesTriggered int64
-	LastOutcome    string
+	RepeatCount    int64
+	Complete       bool
+}
+
+// State is the durable state of a schedule.
+type State struct {
+	TriggerState
+	// LastOutcome is the outcome word of the last SaveState.
+	LastOutcome string
+	// Saved is when the trigger state was last written (zero: never).
+	Saved time.Time
 	// Pause is set while the whole schedule is paused (see Paused).
 	Pause *PauseInfo
 	// JobPauses holds the paused jobs of a group, by job name.
@@ -180,8 +195,11 @@ func decodeSchedule(m map[string]string) (Schedule, error) {
 	sc.DeclaredBy = Declarer{InstanceID: m[FieldDeclaredBy], Version: m[FieldDeclaredVersion], Started: msTime(m[FieldDeclaredStart])}
 	sc.Created, sc.DefChanged = msTime(m[FieldCreated]), msTime(m[FieldDefChanged])
 	st := &sc.State
-	st.NextFire, st.LastFired = msTime(m[FieldNextFire]), msTime(m[FieldLastFired])
+	st.Next, st.Prev, st.Start = msTime(m[FieldNextFire]), msTime(m[FieldLastFired]), msTime(m[FieldTriggerStart])
 	st.TimesTriggered, _ = strconv.ParseInt(m[FieldTimesTriggered], 10, 64)
+	st.RepeatCount, _ = strconv.ParseInt(m[FieldRepeatCount], 10, 64)
+	st.Complete = m[FieldComplete] == "1"
+	st.Saved = msTime(m[FieldStateSaved])
 	st.LastOutcome = m[FieldLastOutcome]
 	if m[FieldPaused] == "1" {
 		st.Pause = &PauseInfo{Note: m[FieldPauseNote], Who: m[FieldPausedBy], At: msTime(m[FieldPausedAt]), Until: msTime(m[FieldPauseUntil])}

@@ -376,7 +376,7 @@ func TestRequestsSurviveARedisRestartUntilCompleted(t *testing.T) {
 	}
 }
 
-func TestRecordFireIsFencedAndNeverMovesBack(t *testing.T) {
+func TestSaveStateIsFencedAndNeverMovesBack(t *testing.T) {
 	w := newWorld(t)
 	st, _ := w.instance("a", "v1", def("s", "x"))
 	cur := leader.Term{Token: "7:a:n1", Epoch: 7}
@@ -384,22 +384,37 @@ func TestRecordFireIsFencedAndNeverMovesBack(t *testing.T) {
 	w.rdb.Set(ctx, leader.KeysFor("").Lock, cur.Token, time.Minute)
 
 	at := t0.Add(time.Hour)
-	if err := st.RecordFire(ctx, cur, "s", Fire{At: at, Next: at.Add(time.Hour), Outcome: "enqueued"}); err != nil {
+	ts := TriggerState{Prev: at, Next: at.Add(time.Hour), Start: t0, TimesTriggered: 3, RepeatCount: 10}
+	if err := st.SaveState(ctx, cur, "s", ts, "enqueued"); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.RecordFire(ctx, stale, "s", Fire{At: at.Add(time.Hour), Outcome: "enqueued"}); !errors.Is(err, leader.ErrFenced) {
-		t.Fatalf("record with a stale term: %v, want ErrFenced", err)
+	later := ts
+	later.Prev, later.Next = at.Add(time.Hour), at.Add(2*time.Hour)
+	if err := st.SaveState(ctx, stale, "s", later, "enqueued"); !errors.Is(err, leader.ErrFenced) {
+		t.Fatalf("save with a stale term: %v, want ErrFenced", err)
 	}
-	if err := st.RecordFire(ctx, cur, "s", Fire{At: at.Add(-time.Hour), Outcome: "late"}); !errors.Is(err, ErrStale) {
-		t.Fatalf("record of an earlier firing: %v, want ErrStale", err)
+	earlier := ts
+	earlier.Prev = at.Add(-time.Hour)
+	if err := st.SaveState(ctx, cur, "s", earlier, "late"); !errors.Is(err, ErrStale) {
+		t.Fatalf("save of an earlier firing: %v, want ErrStale", err)
 	}
-	if err := st.RecordFire(ctx, cur, "missing", Fire{At: at}); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("record for unknown schedule: %v", err)
+	if err := st.SaveState(ctx, cur, "missing", ts, ""); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("save for unknown schedule: %v", err)
 	}
 	sc := mustGet(t, st, "s")
-	if !sc.State.LastFired.Equal(at) || !sc.State.NextFire.Equal(at.Add(time.Hour)) ||
-		sc.State.TimesTriggered != 1 || sc.State.LastOutcome != "enqueued" {
-		t.Fatalf("state = %+v", sc.State)
+	if sc.State.TriggerState != ts || sc.State.LastOutcome != "enqueued" || !sc.State.Saved.Equal(t0) {
+		t.Fatalf("state = %+v, want %+v", sc.State, ts)
+	}
+
+	// A doNothing evaluation moves Next without firing: same Prev is fine,
+	// and completing the trigger is recorded.
+	done := ts
+	done.Next, done.Complete = time.Time{}, true
+	if err := st.SaveState(ctx, cur, "s", done, "misfire:doNothing"); err != nil {
+		t.Fatal(err)
+	}
+	if sc = mustGet(t, st, "s"); sc.State.TriggerState != done {
+		t.Fatalf("state = %+v, want %+v", sc.State.TriggerState, done)
 	}
 }
 
