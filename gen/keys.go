@@ -54,6 +54,7 @@ const (
 	simpleTrigger             // every=…
 )
 
+// String is the key that selects the trigger kind, as messages name it.
 func (k triggerKind) String() string {
 	switch k {
 	case cronTrigger:

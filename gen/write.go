@@ -19,6 +19,7 @@ const (
 	Deleted                 // the package has no directives left
 )
 
+// String returns the change in words, as -check and -v print it.
 func (c Change) String() string {
 	return [...]string{"unchanged", "created", "updated", "deleted"}[c]
 }

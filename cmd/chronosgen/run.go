@@ -87,7 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				return exitError
 			}
 			if ch != gen.Unchanged {
-				fmt.Fprintf(stderr, "%s: would be %s; run go generate\n", rel, ch)
+				fmt.Fprintf(stderr, "%s: would be %s%s; run go generate\n", rel, ch, firstDiff(f))
 				code = exitDrift
 			}
 			continue
@@ -121,4 +121,27 @@ func versionString() string {
 		return bi.Main.Version
 	}
 	return "(devel)"
+}
+
+// firstDiff names the first line where an existing file differs from what
+// would be written, so a -check failure in CI says what drifted.
+func firstDiff(f gen.File) string {
+	old, err := os.ReadFile(f.Path)
+	if err != nil || f.Content == nil {
+		return ""
+	}
+	a, b := strings.Split(string(old), "\n"), strings.Split(string(f.Content), "\n")
+	for i := range max(len(a), len(b)) {
+		var x, y string
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			return fmt.Sprintf(" (line %d: have %q, want %q)", i+1, x, y)
+		}
+	}
+	return ""
 }

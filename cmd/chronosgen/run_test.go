@@ -140,7 +140,7 @@ func TestGenerateCheckAndDelete(t *testing.T) {
 
 	// A changed directive is drift; generating updates the file.
 	write(t, src, strings.Replace(pingSrc, "%s", "2m", 1))
-	if code, _, errOut := chronosgen(t, "-check", "./..."); code != exitDrift || !strings.Contains(errOut, "would be updated") {
+	if code, _, errOut := chronosgen(t, "-check", "./..."); code != exitDrift || !strings.Contains(errOut, "would be updated (line ") || !strings.Contains(errOut, `every 2m`) {
 		t.Fatalf("-check after an edit: exit %d, stderr %q", code, errOut)
 	}
 	if code, _, _ := chronosgen(t, "./..."); code != 0 {

@@ -71,6 +71,8 @@ type Error struct {
 	Msg string
 }
 
+// Error formats e with its offset; callers usually map Off to a position
+// and print Msg.
 func (e *Error) Error() string { return fmt.Sprintf("offset %d: %s", e.Off, e.Msg) }
 
 // Parse splits text into arguments. It returns every well-formed argument
