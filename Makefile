@@ -4,7 +4,7 @@ PKGS    ?= ./...
 # Race-enabled tests on two cores stay well under ten minutes.
 TESTFLAGS ?= -race -timeout 9m
 
-.PHONY: all demo test lint generate bench vectors fuzz ensure-redis help
+.PHONY: all demo test lint generate bench bench-compare vectors fuzz ensure-redis help
 
 all: lint test
 
@@ -14,6 +14,7 @@ help:
 	@echo "make lint      gofmt check + go vet"
 	@echo "make generate  go generate ./..."
 	@echo "make bench     benchmarks (ours side by side with the incumbents)"
+	@echo "make bench-compare  chronos vs asynq v0.26 on one private Redis (BENCHFLAGS=-rounds 5 ...)"
 	@echo "make vectors   regenerate Quartz test vectors (needs Java + libquartz2-java)"
 	@echo "make fuzz      run each fuzz target for FUZZTIME (default 30s)"
 
@@ -25,6 +26,7 @@ ensure-redis:
 
 test: ensure-redis
 	$(GO) test $(TESTFLAGS) $(PKGS)
+	cd benchmarks && $(GO) vet ./... && $(GO) test -short ./...
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -36,6 +38,12 @@ generate:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./runtime/...
+
+# The side-by-side program is a nested module (benchmarks/go.mod), so the
+# library never depends on asynq. See benchmarks/README.md.
+BENCHFLAGS ?=
+bench-compare: ensure-redis
+	cd benchmarks && $(GO) run ./compare $(BENCHFLAGS)
 
 vectors:
 	./tools/quartzoracle/run.sh

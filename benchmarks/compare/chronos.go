@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"github.com/redis/go-redis/v9"
+
+	chronos "github.com/chronos-go/chronos/runtime"
+)
+
+// chronosSystem runs the chronos queue with its default configuration, apart
+// from a silent logger (asynq logs nothing per task either).
+type chronosSystem struct {
+	rdb    redis.UniversalClient
+	client *chronos.Client
+}
+
+func newChronos(rdb redis.UniversalClient) *chronosSystem {
+	return &chronosSystem{rdb: rdb, client: chronos.NewClient(rdb)}
+}
+
+func (s *chronosSystem) name() string { return "chronos" }
+
+func (s *chronosSystem) enqueue(ctx context.Context, a benchArgs) error {
+	_, err := s.client.Enqueue(ctx, a)
+	return err
+}
+
+func (s *chronosSystem) serve(ctx context.Context, concurrency int, handle func(benchArgs)) (func(context.Context) error, error) {
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(_ context.Context, t *chronos.Task[benchArgs]) error {
+		handle(t.Args)
+		return nil
+	})
+	srv := chronos.NewServer(s.rdb, chronos.ServerConfig{
+		Concurrency: concurrency,
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err := srv.Start(ctx, mux); err != nil {
+		return nil, err
+	}
+	return srv.Shutdown, nil
+}

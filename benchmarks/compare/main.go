@@ -1,0 +1,125 @@
+// Command compare benchmarks the chronos task queue side by side with
+// github.com/hibiken/asynq v0.26, in one run against one Redis, and prints
+// each system's figures with the ratio chronos/asynq:
+//
+//   - enqueue rate, from one client and from -clients concurrent ones;
+//   - processing rate of a pre-filled queue with -concurrency no-op handlers;
+//   - end-to-end rate: -tasks enqueued while the server runs, until the last
+//     one has been handled;
+//   - enqueue-to-start latency p50/p99 at a light load (-rate tasks/s for
+//     -duration), with asynq as configured by default and with a short
+//     TaskCheckInterval;
+//   - allocations, Redis round trips and redis-server CPU per task.
+//
+// It starts its own redis-server on a free loopback port unless -redis (or
+// REDIS_URL) names one, which it then flushes before every measurement.
+// See benchmarks/README.md for how to read the output.
+//
+// Usage:
+//
+//	go run ./compare [flags]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	cfg, cpuProfile, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
+	if err := run(ctx, cfg, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		stop()
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}
+
+// parseFlags returns the configuration that args describe, and the CPU
+// profile path (-cpuprofile).
+func parseFlags(args []string) (*config, string, error) {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	cfg := &config{}
+	fs.IntVar(&cfg.tasks, "tasks", 100000, "tasks of the concurrent enqueue, process and end-to-end phases")
+	fs.IntVar(&cfg.serial, "serial", 20000, "tasks of the one-client enqueue")
+	fs.IntVar(&cfg.clients, "clients", 8, "concurrent enqueuing goroutines (sharing one client)")
+	fs.IntVar(&cfg.concurrency, "concurrency", 50, "handlers per server")
+	fs.IntVar(&cfg.payload, "payload", 128, "approximate size of each task's JSON payload, in bytes")
+	fs.IntVar(&cfg.rounds, "rounds", 3, "how many times each phase runs per system; the report shows medians")
+	phase := fs.String("phase", "all", "comma-separated phases to run: "+strings.Join(allPhases, ", ")+", or all")
+	systems := fs.String("systems", "chronos,asynq,asynq-tuned", "comma-separated systems to run: chronos, asynq, asynq-tuned")
+	fs.StringVar(&cfg.redisURL, "redis", os.Getenv("REDIS_URL"), "URL of a dedicated loopback Redis to use (it is flushed!); default: start a private redis-server")
+	fs.IntVar(&cfg.rate, "rate", 100, "latency phase: tasks per second")
+	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "latency phase: how long to enqueue")
+	fs.DurationVar(&cfg.settle, "settle", time.Second, "latency phase: how long the server idles before the first task")
+	fs.DurationVar(&cfg.asynqCheck, "asynq-check", 10*time.Millisecond, "asynq TaskCheckInterval of the asynq-tuned system (asynq's default is 1s and it documents no minimum)")
+	fs.IntVar(&cfg.pool, "pool", 0, "go-redis PoolSize of every client; 0 keeps go-redis's default (10 per GOMAXPROCS)")
+	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "bound on each measured run")
+	fs.IntVar(&cfg.warmup, "warmup", 2000, "tasks of the unrecorded end-to-end warm-up of each system")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	if err := fs.Parse(args); err != nil {
+		return nil, "", err
+	}
+	if fs.NArg() > 0 {
+		return nil, "", fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+
+	cfg.phases = splitList(*phase)
+	if slices.Equal(cfg.phases, []string{"all"}) {
+		cfg.phases = allPhases
+	}
+	for _, p := range cfg.phases {
+		if !slices.Contains(allPhases, p) {
+			return nil, "", fmt.Errorf("-phase: unknown phase %q (want %s or all)", p, strings.Join(allPhases, ", "))
+		}
+	}
+	cfg.systems = splitList(*systems)
+	for _, s := range cfg.systems {
+		if !slices.Contains([]string{"chronos", "asynq", "asynq-tuned"}, s) {
+			return nil, "", fmt.Errorf("-systems: unknown system %q", s)
+		}
+	}
+	switch {
+	case cfg.tasks < 1, cfg.serial < 1, cfg.clients < 1, cfg.concurrency < 1, cfg.rounds < 1, cfg.rate < 1:
+		return nil, "", fmt.Errorf("-tasks, -serial, -clients, -concurrency, -rounds and -rate must be at least 1")
+	case cfg.duration <= 0, cfg.timeout <= 0, cfg.asynqCheck <= 0:
+		return nil, "", fmt.Errorf("-duration, -timeout and -asynq-check must be positive")
+	}
+	return cfg, *cpuProfile, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
