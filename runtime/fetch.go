@@ -18,7 +18,7 @@ const maxBatch = 100
 // enqueued to an idle server starts within one round trip.
 func (s *Server) fetchLoop() {
 	defer s.loops.Done()
-	ctx := context.WithoutCancel(s.handlerCtx)
+	ctx := s.bgCtx
 	cursors := make(map[string]string, len(s.queues))
 	reclaimEvery := s.cfg.VisibilityTimeout / 2
 	block := min(time.Second, reclaimEvery)

@@ -19,7 +19,7 @@ const forwardBatch = 500
 // streams when they fall due.
 func (s *Server) forwardLoop() {
 	defer s.loops.Done()
-	ctx := context.WithoutCancel(s.handlerCtx)
+	ctx := s.bgCtx
 	sub := s.rdb.C.Subscribe(ctx, s.rdb.K.Wake())
 	defer sub.Close()
 	wake := sub.Channel()

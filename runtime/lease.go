@@ -37,7 +37,7 @@ func (s *Server) renewLeases() {
 	}
 	s.mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.handlerCtx), s.cfg.VisibilityTimeout/3)
+	ctx, cancel := context.WithTimeout(s.bgCtx, s.cfg.VisibilityTimeout/3)
 	defer cancel()
 	for q, ids := range byQueue {
 		lost, err := s.rdb.Extend(ctx, q, s.consumer, ids)

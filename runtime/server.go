@@ -110,7 +110,8 @@ type Server struct {
 	workers     sync.WaitGroup // one per delivery
 	stopLease   chan struct{}
 	leaseDone   chan struct{}
-	handlerCtx  context.Context
+	bgCtx       context.Context // Start's values, never cancelled: Redis calls that must complete
+	handlerCtx  context.Context // parent of handler contexts; cancelled when Shutdown gives up
 	cancelAll   context.CancelCauseFunc
 	stopWatcher func() bool
 	blocker     *rdb.Blocker // the fetcher's blocking connection
@@ -215,7 +216,8 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	s.stop = make(chan struct{})
 	s.stopLease = make(chan struct{})
 	s.leaseDone = make(chan struct{})
-	s.handlerCtx, s.cancelAll = context.WithCancelCause(context.WithoutCancel(ctx))
+	s.bgCtx = context.WithoutCancel(ctx)
+	s.handlerCtx, s.cancelAll = context.WithCancelCause(s.bgCtx)
 
 	s.loops.Add(2)
 	go s.fetchLoop()

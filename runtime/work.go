@@ -240,13 +240,11 @@ func (s *Server) finish(d *delivery, r *run) bool {
 	if f.RunsCap > 0 && r.m.Kind != "" { // an undecodable task has no kind to file it under
 		f.RunAttrs = runRecord(r)
 	}
-	ctx := context.WithoutCancel(s.handlerCtx)
 	deadline := s.now().Add(s.cfg.VisibilityTimeout)
 	delay := 50 * time.Millisecond
 	for {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		res, err := s.rdb.Finish(cctx, s.consumer, f)
-		cancel()
+		// The client's own read and write timeouts bound each attempt.
+		res, err := s.rdb.Finish(s.bgCtx, s.consumer, f)
 		if err == nil {
 			switch res {
 			case rdb.Finished:

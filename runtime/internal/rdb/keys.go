@@ -35,6 +35,9 @@ const DefaultNamespace = "chronos"
 // use NewKeys.
 type Keys struct {
 	prefix string // "{ns}:"
+	// Names that do not depend on a queue or kind, built once: the hot
+	// paths pass them on every call.
+	dead, deadIndex, wake, noDedup string
 }
 
 // NewKeys returns the key names of namespace ns ("" means DefaultNamespace).
@@ -42,7 +45,8 @@ func NewKeys(ns string) Keys {
 	if ns == "" {
 		ns = DefaultNamespace
 	}
-	return Keys{prefix: "{" + ns + "}:"}
+	p := "{" + ns + "}:"
+	return Keys{prefix: p, dead: p + "dead", deadIndex: p + "dead:index", wake: p + "wake", noDedup: p + "dedup"}
 }
 
 // Prefix is the common prefix of every key of the namespace, hash tag
@@ -61,20 +65,20 @@ func (k Keys) Delayed(queue string) string { return k.prefix + "delayed:" + queu
 // number of KEYS.
 func (k Keys) Dedup(key string) string {
 	if key == "" {
-		return k.prefix + "dedup"
+		return k.noDedup
 	}
 	return k.prefix + "dedup:" + key
 }
 
 // Dead is the hash of dead-lettered tasks.
-func (k Keys) Dead() string { return k.prefix + "dead" }
+func (k Keys) Dead() string { return k.dead }
 
 // DeadIndex is the sorted set ordering dead letters by time of death.
-func (k Keys) DeadIndex() string { return k.prefix + "dead:index" }
+func (k Keys) DeadIndex() string { return k.deadIndex }
 
 // Runs is the capped stream of completed-run records of kind.
 func (k Keys) Runs(kind string) string { return k.prefix + "runs:" + kind }
 
 // Wake is the pub/sub channel that tells forwarders a delayed task became
 // due earlier than they planned.
-func (k Keys) Wake() string { return k.prefix + "wake" }
+func (k Keys) Wake() string { return k.wake }

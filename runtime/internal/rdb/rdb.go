@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,6 +16,22 @@ import (
 type RDB struct {
 	C redis.UniversalClient
 	K Keys
+
+	names sync.Map // queue or kind name → *names, so hot paths build no strings
+}
+
+// names are the keys of one queue and of the kind of the same name.
+type names struct {
+	stream, delayed, runs string
+}
+
+// keysOf returns the cached key names for the queue (or kind) n.
+func (r *RDB) keysOf(n string) *names {
+	if v, ok := r.names.Load(n); ok {
+		return v.(*names)
+	}
+	v, _ := r.names.LoadOrStore(n, &names{stream: r.K.Stream(n), delayed: r.K.Delayed(n), runs: r.K.Runs(n)})
+	return v.(*names)
 }
 
 // New returns an RDB for namespace ns over c.
@@ -55,7 +72,9 @@ func (r *RDB) Enqueue(ctx context.Context, queue string, msg []byte, id string, 
 	if dedupTTL <= 0 {
 		dedupKey = ""
 	}
-	res, err := enqueueScript.Run(ctx, r.C, r.K.EnqueueKeys(queue, dedupKey), r.K.EnqueueArgs(msg, id, due, now, dedupTTL)...).Slice()
+	q := r.keysOf(queue)
+	keys := []string{q.stream, q.delayed, r.K.Dedup(dedupKey)}
+	res, err := enqueueScript.Run(ctx, r.C, keys, r.K.EnqueueArgs(msg, id, due, now, dedupTTL)...).Slice()
 	if err != nil {
 		return "", false, fmt.Errorf("rdb: enqueue to %q: %w", queue, err)
 	}
@@ -72,7 +91,7 @@ func (r *RDB) Enqueue(ctx context.Context, queue string, msg []byte, id string, 
 func (r *RDB) Fetch(ctx context.Context, consumer string, queues []string, n int) ([]Entry, error) {
 	keys := make([]string, len(queues))
 	for i, q := range queues {
-		keys[i] = r.K.Stream(q)
+		keys[i] = r.keysOf(q).stream
 	}
 	res, err := fetchScript.Run(ctx, r.C, keys, Group, consumer, n).Slice()
 	if err != nil {
@@ -162,7 +181,8 @@ const (
 
 // Finish ends a delivery in one round trip, if consumer still holds it.
 func (r *RDB) Finish(ctx context.Context, consumer string, f *Finish) (FinishResult, error) {
-	keys := []string{r.K.Stream(f.Queue), r.K.Runs(f.Kind), r.K.Delayed(f.Queue), r.K.Dead(), r.K.DeadIndex()}
+	q := r.keysOf(f.Queue)
+	keys := []string{q.stream, r.keysOf(f.Kind).runs, q.delayed, r.K.Dead(), r.K.DeadIndex()}
 	args := make([]any, 0, 10+len(f.RunAttrs))
 	var score int64
 	if !f.At.IsZero() {
