@@ -114,6 +114,11 @@ func (c Cron) misfire(p Policy, s State, now time.Time) (State, bool) {
 // latestSlot finds the latest fire time in [s.Next, now] with O(log(gap))
 // calls to FireTimeAfter instead of walking every missed slot: a per-second
 // schedule after a week's outage would otherwise take 600,000 steps.
+//
+// Bisection assumes FireTimeAfter grows with its argument. Quartz's
+// wall-clock search breaks that inside the repeated hour of a DST change,
+// where the result is still a missed slot whose successor is after now, but
+// possibly not the last one a walk would reach.
 func (c Cron) latestSlot(s State, now time.Time) time.Time {
 	first, ok := c.FireTimeAfter(s.Next)
 	if !ok || first.After(now) {
