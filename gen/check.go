@@ -138,6 +138,7 @@ func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
 	c.checkKinds(handlers)
 	c.checkNames(m, handlers)
 	m.Receivers = c.receivers(m, handlers, recvOf)
+	m.Shadowed = c.shadowed(m)
 	c.sortModel(m)
 	return m
 }
@@ -250,6 +251,41 @@ func (c *checker) receivers(m *Package, hs []*handlerInfo, recvOf []*types.TypeN
 		}
 	}
 	return recvs
+}
+
+// shadowed lists the import names of the generated file that a
+// package-level declaration already uses.
+func (c *checker) shadowed(m *Package) []string {
+	names := []string{"chronos", "context", "cron", "errors", "fmt", "time"}
+	var walk func(t TypeExpr)
+	walk = func(t TypeExpr) {
+		if t.PkgName != "" {
+			names = append(names, t.PkgName)
+		}
+		for _, a := range t.Args {
+			walk(a)
+		}
+		if t.Elem != nil {
+			walk(*t.Elem)
+		}
+		if t.Key != nil {
+			walk(*t.Key)
+		}
+	}
+	for _, h := range m.Handlers {
+		walk(h.Args)
+		if h.Result != nil {
+			walk(*h.Result)
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if c.pkg.Scope().Lookup(n) != nil && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // reservedParams may not name entry point parameters: they are the other

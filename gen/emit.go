@@ -6,6 +6,7 @@ import (
 	"go/format"
 	"path"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,19 +78,33 @@ func (e *emitter) file() *jen.File {
 	f.HeaderComment(header)
 	// Name every import after its package clause: jennifer would otherwise
 	// guess an alias from the path.
-	f.ImportAlias(RuntimePath, "chronos") // the path's last element is not the name
-	f.ImportName(cronPath, "cron")
-	f.ImportName("context", "context")
-	f.ImportName("errors", "errors")
-	f.ImportName("fmt", "fmt")
-	f.ImportName("time", "time")
+	e.importName(f, RuntimePath, "chronos")
+	e.importName(f, cronPath, "cron")
+	e.importName(f, "context", "context")
+	e.importName(f, "errors", "errors")
+	e.importName(f, "fmt", "fmt")
+	e.importName(f, "time", "time")
 	for _, h := range e.m.Handlers {
-		importTypes(f, h.Args)
+		e.importTypes(f, h.Args)
 		if h.Result != nil {
-			importTypes(f, *h.Result)
+			e.importTypes(f, *h.Result)
 		}
 	}
 	return f
+}
+
+// importName registers an import under its package name, written as an
+// explicit alias when the path does not end in it, and renamed when a
+// package-level declaration already uses the name.
+func (e *emitter) importName(f *jen.File, importPath, name string) {
+	switch {
+	case slices.Contains(e.m.Shadowed, name):
+		f.ImportAlias(importPath, name+"pkg")
+	case path.Base(importPath) != name:
+		f.ImportAlias(importPath, name)
+	default:
+		f.ImportName(importPath, name)
+	}
 }
 
 // piece is one independently formatted part of the file.
@@ -172,22 +187,18 @@ func formatPieces(raw string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-func importTypes(f *jen.File, t TypeExpr) {
+func (e *emitter) importTypes(f *jen.File, t TypeExpr) {
 	if t.Path != "" {
-		if path.Base(t.Path) == t.PkgName {
-			f.ImportName(t.Path, t.PkgName)
-		} else {
-			f.ImportAlias(t.Path, t.PkgName)
-		}
+		e.importName(f, t.Path, t.PkgName)
 	}
 	for _, a := range t.Args {
-		importTypes(f, a)
+		e.importTypes(f, a)
 	}
 	if t.Elem != nil {
-		importTypes(f, *t.Elem)
+		e.importTypes(f, *t.Elem)
 	}
 	if t.Key != nil {
-		importTypes(f, *t.Key)
+		e.importTypes(f, *t.Key)
 	}
 }
 

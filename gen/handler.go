@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 )
 
@@ -99,9 +100,16 @@ func (c *checker) resolveFunc(fd *ast.FuncDecl) *handlerInfo {
 	if !c.checkSignature(h, sig, fd.Type, display) {
 		return nil
 	}
+	if h.recv == nil && slices.Contains(bodyNames, h.Name) {
+		c.r.errorf(fd.Name.Pos(), "name-collision", "handler function %s has the name of a parameter or variable of the generated %s; rename it", h.Name, EntryPoint)
+		return nil
+	}
 	c.name(h, display)
 	return h
 }
+
+// bodyNames are the parameters and locals of the generated entry point.
+var bodyNames = []string{"sched", "mux", "err", "g", "ctx"}
 
 // resolveField reads the handler held by a func-typed field of a
 // //chronos:schedules struct.

@@ -16,6 +16,10 @@ type Package struct {
 	Handlers  []Handler  // sorted by Kind
 	Schedules []Schedule // schedules with their own trigger, sorted by ID
 	Groups    []Group    // sorted by ID
+
+	// Shadowed are names of imports the generated file needs that the
+	// package itself declares; those imports get another name. Sorted.
+	Shadowed []string
 }
 
 // Receiver is a value the entry point needs to reach handlers: the receiver

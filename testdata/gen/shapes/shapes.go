@@ -58,3 +58,7 @@ func (Base) Tick(ctx context.Context) error { return nil }
 
 // Derived embeds Base.
 type Derived struct{ Base }
+
+// fmt is a package-level name; the generated file must import package fmt
+// under another name.
+var fmt = "shadowed"

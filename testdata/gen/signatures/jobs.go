@@ -62,3 +62,8 @@ func Broken(ctx context.Context, x Undefined) error { return nil }
 
 //chronos:schedule every=1h
 func ChanResult(ctx context.Context) (chan int, error) { return nil, nil }
+
+// sched would be shadowed by the entry point's parameter of that name.
+//
+//chronos:schedule every=1h
+func sched(ctx context.Context) error { return nil }
