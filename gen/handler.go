@@ -195,7 +195,7 @@ func (c *checker) checkSignature(h *handlerInfo, sig *types.Signature, node ast.
 			err = fmt.Errorf("%s is not a struct or a pointer to a struct", c.typeString(a))
 		}
 		if err != nil {
-			c.r.errorf(node.Pos(), "bad-args", "handler %s: task args type: %v; the scheduler needs to build its zero value", display, err)
+			c.r.errorf(paramsPos, "bad-args", "handler %s: task args type: %v; the scheduler needs to build its zero value", display, err)
 			return false
 		}
 		h.Args = expr
@@ -205,7 +205,7 @@ func (c *checker) checkSignature(h *handlerInfo, sig *types.Signature, node ast.
 		expr, err := c.typeExpr(r)
 		if err != nil && !h.TakesTask {
 			// Only an adapter around a context-only handler names R.
-			c.r.errorf(node.Pos(), "bad-signature", "handler %s: result type %v", display, err)
+			c.r.errorf(resultsPos, "bad-signature", "handler %s: result type %v", display, err)
 			return false
 		}
 		h.Result = &expr
