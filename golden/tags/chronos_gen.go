@@ -15,6 +15,14 @@ import (
 // Compile only against a runtime that supports this generator's output.
 const _ = chronos.GeneratedCodeVersion1
 
+// SchedulesArchiveArgs is the (empty) task argument of Schedules.Archive, which takes none.
+type SchedulesArchiveArgs struct{}
+
+// Kind returns "tags.Schedules.Archive", the task kind of Schedules.Archive.
+func (SchedulesArchiveArgs) Kind() string {
+	return "tags.Schedules.Archive"
+}
+
 // SchedulesReportArgs is the (empty) task argument of Schedules.Report, which takes none.
 type SchedulesReportArgs struct{}
 
@@ -28,15 +36,23 @@ func (SchedulesReportArgs) Kind() string {
 //
 // Schedules:
 //
-//	sync                   every 5m            Schedules.Sync    jobs.go:24
-//	tags.Schedules.Report  cron "0 0 2 * * ?"  Schedules.Report  jobs.go:23
+//	sync                   every 5m                Schedules.Sync     jobs.go:27
+//	tags.Schedules.Report  cron "0 0 2 * * ?"      Schedules.Report   jobs.go:26
+//	tagged-nightly         cron "0 0 4 * * ?"      group              jobs.go:23
+//	  archive              (group tagged-nightly)  Schedules.Archive  jobs.go:25
 func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, schedules *Schedules) error {
+	if schedules.Archive == nil {
+		return errors.New("chronos: Schedules.Archive is nil")
+	}
 	if schedules.Report == nil {
 		return errors.New("chronos: Schedules.Report is nil")
 	}
 	if schedules.Sync == nil {
 		return errors.New("chronos: Schedules.Sync is nil")
 	}
+	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[SchedulesArchiveArgs]) error {
+		return schedules.Archive(ctx)
+	})
 	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[SchedulesReportArgs]) error {
 		return schedules.Report(ctx)
 	})
@@ -47,7 +63,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, schedules *
 		SyncArgs{},
 		chronos.WithScheduleID("sync"),
 		chronos.WithQueue("sync"),
-		chronos.WithSource("jobs.go", 24),
+		chronos.WithSource("jobs.go", 27),
 	); err != nil {
 		return fmt.Errorf("schedule sync: %w", err)
 	}
@@ -58,9 +74,22 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, schedules *
 		chronos.WithScheduleID("tags.Schedules.Report"),
 		chronos.WithTimeZone("Asia/Seoul"),
 		chronos.WithMisfire("doNothing"),
-		chronos.WithSource("jobs.go", 23),
+		chronos.WithSource("jobs.go", 26),
 	); err != nil {
 		return fmt.Errorf("schedule tags.Schedules.Report: %w", err)
+	}
+	{
+		// Group tagged-nightly: one trigger for 1 job.
+		g := chronos.NewGroup(
+			sched,
+			"tagged-nightly",
+			chronos.CronTrigger("0 0 4 * * ?"),
+			chronos.WithMisfire("fireOnceNow"),
+			chronos.WithSource("jobs.go", 23),
+		)
+		if err := chronos.AddJob(g, "archive", SchedulesArchiveArgs{}, chronos.WithQueue("slow")); err != nil {
+			return fmt.Errorf("group tagged-nightly, job archive: %w", err)
+		}
 	}
 	return nil
 }
