@@ -353,3 +353,30 @@ func TestHeapMatchesAModel(t *testing.T) {
 func equalDue(a, b Due) bool {
 	return a.ID == b.ID && a.At.Equal(b.At) && a.Folded == b.Folded && a.Next.Equal(b.Next)
 }
+
+func TestRunsOnTheSystemClock(t *testing.T) {
+	fired := make(chan Due, 1)
+	l := New(Config{Fire: func(_ context.Context, _ time.Time, b []Due) {
+		select {
+		case fired <- b[0]:
+		default:
+		}
+	}})
+	soon := time.Now().Add(20 * time.Millisecond)
+	l.Set("soon", times(soon), time.Now())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- l.Run(ctx) }()
+	select {
+	case d := <-fired:
+		if d.ID != "soon" || !d.At.Equal(soon) {
+			t.Fatalf("fired %+v", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("never fired on the system clock")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
