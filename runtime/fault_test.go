@@ -295,3 +295,49 @@ func TestShutdownThatTimesOutLeavesTheTaskToAnotherServer(t *testing.T) {
 		t.Fatalf("recovered %s, want %s", id, info.ID)
 	}
 }
+
+func TestHandlerIsCancelledWhenAnotherWorkerTookItsTask(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	cause := make(chan error, 1)
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		<-ctx.Done()
+		select {
+		case cause <- context.Cause(ctx):
+		default: // a later run, after this server recovered the thief's task in turn
+		}
+		return context.Cause(ctx)
+	})
+	e.serve(t, mux, chronos.ServerConfig{VisibilityTimeout: 150 * time.Millisecond})
+	e.enqueue(t, Greet{})
+	var id string
+	eventually(t, "the task to start", func() bool {
+		p, _ := e.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: "{chronos}:q:default", Group: "chronos", Start: "-", End: "+", Count: 1}).Result()
+		if len(p) == 1 {
+			id = p[0].ID
+		}
+		return id != ""
+	})
+	// Another worker takes the task over, as if this server had been cut
+	// off from Redis for longer than the visibility timeout.
+	if err := e.rdb.XClaimJustID(ctx, &redis.XClaimArgs{
+		Stream: "{chronos}:q:default", Group: "chronos", Consumer: "thief", Messages: []string{id},
+	}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if c := recv(t, cause, "handler cancellation"); !errors.Is(c, chronos.ErrLeaseLost) {
+		t.Fatalf("cause = %v, want ErrLeaseLost", c)
+	}
+	// The outcome is the thief's to record: the server that lost the lease
+	// neither acknowledged, retried nor recorded the task.
+	if n := e.rdb.XLen(ctx, "{chronos}:q:default").Val(); n != 1 {
+		t.Fatalf("stream length = %d; the entry was acknowledged", n)
+	}
+	if n := e.rdb.ZCard(ctx, "{chronos}:delayed:default").Val(); n != 0 {
+		t.Fatalf("a retry was scheduled by the server that lost the lease")
+	}
+	if n := e.rdb.XLen(ctx, "{chronos}:runs:greet").Val(); n != 0 {
+		t.Fatalf("a run record was written by the server that lost the lease")
+	}
+}
