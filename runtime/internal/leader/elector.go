@@ -118,7 +118,7 @@ func (e *Elector) loop(ctx context.Context, hint <-chan struct{}) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	var renewAt time.Time
-	for {
+	for ctx.Err() == nil {
 		if _, leader := e.state(); leader {
 			timer.Reset(time.Until(renewAt))
 			select {

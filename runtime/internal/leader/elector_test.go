@@ -356,3 +356,53 @@ func without(ms []*member, x *member) []*member {
 	}
 	return out
 }
+
+// failNext makes the next script call of a client fail with a network-like
+// error, once, when armed.
+type failNext struct{ armed chan struct{} }
+
+func (f failNext) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (f failNext) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "evalsha" {
+			select {
+			case <-f.armed:
+				err := errors.New("injected: connection reset by peer")
+				cmd.SetErr(err)
+				return err
+			default:
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+func (f failNext) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func TestARenewalErrorEndsTheTermAndANewOneGetsANewEpoch(t *testing.T) {
+	s := redistest.Start(t)
+	f := failNext{armed: make(chan struct{}, 1)}
+	m := startMember(t, s, Config{InstanceID: "solo", TTL: time.Second}, func(e *Elector) {
+		e.rdb.(*redis.Client).AddHook(f)
+	})
+	first := nextChange(t, m)
+	if !first.Leader {
+		t.Fatalf("first change = %+v", first)
+	}
+	f.armed <- struct{}{} // the next renewal fails once
+
+	down := nextChange(t, m)
+	if down.Leader || down.Err == nil || down.Term.Token != first.Term.Token {
+		t.Fatalf("after a renewal error: %+v, want the first term to end with the error", down)
+	}
+	// Its own lease is still in Redis; it may take it back at once, but
+	// only as a new term: the old token no longer passes the fence.
+	again := nextChange(t, m)
+	if !again.Leader || again.Term.Epoch <= first.Term.Epoch {
+		t.Fatalf("re-acquisition = %+v, want a new term with a higher epoch than %d", again, first.Term.Epoch)
+	}
+	if err := Fence(context.Background(), s.Client(), "", first.Term); !errors.Is(err, ErrFenced) {
+		t.Fatalf("old term's fence: %v, want ErrFenced", err)
+	}
+}
