@@ -96,13 +96,14 @@ type sample struct {
 	mallocs  uint64
 	bytes    uint64
 	trips    int64
-	redisCPU float64 // seconds, user+sys of redis-server
+	cpu      time.Duration // user+sys of this process
+	redisCPU float64       // seconds, user+sys of redis-server
 }
 
 func takeSample(ctx context.Context, admin *redis.Client, rt *roundTrips) (sample, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	s := sample{mallocs: ms.Mallocs, bytes: ms.TotalAlloc, trips: rt.n.Load()}
+	s := sample{mallocs: ms.Mallocs, bytes: ms.TotalAlloc, trips: rt.n.Load(), cpu: processCPU()}
 	cpu, err := redisCPU(ctx, admin)
 	if err != nil {
 		return s, err
@@ -118,6 +119,7 @@ type usage struct {
 	allocsPerTask  float64
 	bytesPerTask   float64
 	tripsPerTask   float64
+	cpuPerTask     time.Duration
 	redisCPUPerTsk time.Duration
 }
 
@@ -128,6 +130,7 @@ func since(a, b sample, tasks int) usage {
 		allocsPerTask:  float64(b.mallocs-a.mallocs) / n,
 		bytesPerTask:   float64(b.bytes-a.bytes) / n,
 		tripsPerTask:   float64(b.trips-a.trips) / n,
+		cpuPerTask:     time.Duration(float64(b.cpu-a.cpu) / n),
 		redisCPUPerTsk: time.Duration((b.redisCPU - a.redisCPU) / n * float64(time.Second)),
 	}
 }

@@ -105,6 +105,7 @@ func (b *bench) enqueue(ctx context.Context) (values, error) {
 	v[mEnqAllocs] = u.allocsPerTask
 	v[mEnqBytes] = u.bytesPerTask
 	v[mEnqTrips] = u.tripsPerTask
+	v[mEnqCPU] = micros(u.cpuPerTask)
 	v[mEnqRedisCPU] = micros(u.redisCPUPerTsk)
 
 	if err := b.flush(ctx); err != nil {
@@ -158,6 +159,7 @@ func (b *bench) process(ctx context.Context) (values, error) {
 		mProcAllocs:   u.allocsPerTask,
 		mProcBytes:    u.bytesPerTask,
 		mProcTrips:    u.tripsPerTask,
+		mProcCPU:      micros(u.cpuPerTask),
 		mProcRedisCPU: micros(u.redisCPUPerTsk),
 		mProcDups:     float64(tr.dups.Load()),
 	}, nil
@@ -180,6 +182,7 @@ func (b *bench) e2e(ctx context.Context) (values, error) {
 	if err := b.enqueueAll(ctx, n, b.cfg.clients); err != nil {
 		return nil, err
 	}
+	enqueued := time.Since(s0.at)
 	if err := tr.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -190,7 +193,9 @@ func (b *bench) e2e(ctx context.Context) (values, error) {
 	u := since(s0, s1, n)
 	return values{
 		mE2E:         rate(n, u.elapsed),
+		mE2EEnqueue:  rate(n, enqueued),
 		mE2ETrips:    u.tripsPerTask,
+		mE2ECPU:      micros(u.cpuPerTask),
 		mE2ERedisCPU: micros(u.redisCPUPerTsk),
 		mE2EDups:     float64(tr.dups.Load()),
 	}, nil

@@ -17,6 +17,7 @@ const (
 	mEnqConc
 	mProc
 	mE2E
+	mE2EEnqueue
 	mLatP50
 	mLatP99
 	mLatMax
@@ -27,6 +28,9 @@ const (
 	mEnqTrips
 	mProcTrips
 	mE2ETrips
+	mEnqCPU
+	mProcCPU
+	mE2ECPU
 	mEnqRedisCPU
 	mProcRedisCPU
 	mE2ERedisCPU
@@ -46,6 +50,8 @@ func (m metric) label(cfg *config) string {
 		return fmt.Sprintf("process %d pre-filled, %d handlers (tasks/s)", cfg.tasks, cfg.concurrency)
 	case mE2E:
 		return fmt.Sprintf("end-to-end %d tasks (tasks/s)", cfg.tasks)
+	case mE2EEnqueue:
+		return "end-to-end, its enqueueing alone (tasks/s)"
 	case mLatP50:
 		return fmt.Sprintf("latency p50 at %d/s (ms)", cfg.rate)
 	case mLatP99:
@@ -66,6 +72,12 @@ func (m metric) label(cfg *config) string {
 		return "Redis round trips/task, process"
 	case mE2ETrips:
 		return "Redis round trips/task, end-to-end"
+	case mEnqCPU:
+		return "benchmark process CPU µs/task, enqueue"
+	case mProcCPU:
+		return "benchmark process CPU µs/task, process"
+	case mE2ECPU:
+		return "benchmark process CPU µs/task, end-to-end"
 	case mEnqRedisCPU:
 		return "redis-server CPU µs/task, enqueue"
 	case mProcRedisCPU:
@@ -81,7 +93,7 @@ func (m metric) label(cfg *config) string {
 }
 
 // higherIsBetter reports whether a larger value of m is better.
-func (m metric) higherIsBetter() bool { return m <= mE2E }
+func (m metric) higherIsBetter() bool { return m <= mE2EEnqueue }
 
 // results collects every round's value of every metric for every variant.
 type results struct {

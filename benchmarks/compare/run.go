@@ -250,7 +250,7 @@ func brief(phase string, v values) string {
 	case phaseProcess:
 		return fmt.Sprintf("%s/s, %s allocs/task, %s round trips/task", format(v[mProc]), format(v[mProcAllocs]), format(v[mProcTrips]))
 	case phaseE2E:
-		return fmt.Sprintf("%s/s, %s round trips/task", format(v[mE2E]), format(v[mE2ETrips]))
+		return fmt.Sprintf("%s/s (enqueueing alone %s/s), %s round trips/task", format(v[mE2E]), format(v[mE2EEnqueue]), format(v[mE2ETrips]))
 	case phaseLatency:
 		return fmt.Sprintf("p50 %s ms, p99 %s ms, max %s ms", format(v[mLatP50]), format(v[mLatP99]), format(v[mLatMax]))
 	}
