@@ -9,9 +9,11 @@ import (
 
 // Blocker holds a dedicated connection for blocking reads, so that another
 // goroutine can end a read at once with CLIENT UNBLOCK instead of waiting
-// for its timeout: that is what makes Server.Shutdown prompt. Clients that
-// cannot hand out a dedicated connection (Redis Cluster) fall back to the
-// shared pool, and Unblock then does nothing; the read ends at its timeout.
+// for its timeout: that is what makes Server.Shutdown prompt. On Redis
+// Cluster the connection goes to the master of the namespace's slot (after
+// a failover the read fails, Reset drops the connection and the next Cmd
+// finds the new master). Other clients fall back to the shared pool, and
+// Unblock then does nothing; the read ends at its timeout.
 type Blocker struct {
 	r *RDB
 
@@ -26,14 +28,21 @@ func NewBlocker(r *RDB) *Blocker { return &Blocker{r: r} }
 // Cmd returns the connection to run the next blocking read on. After a
 // failed read, call Reset so that the next Cmd dials afresh.
 func (b *Blocker) Cmd(ctx context.Context) redis.Cmdable {
-	dialer, ok := b.r.C.(interface{ Conn() *redis.Conn })
-	if !ok {
-		return b.r.C
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.conn == nil {
-		b.conn = dialer.Conn()
+		switch c := b.r.C.(type) {
+		case *redis.ClusterClient:
+			m, err := c.MasterForKey(ctx, b.r.K.Dead())
+			if err != nil {
+				return b.r.C
+			}
+			b.conn = m.Conn()
+		case interface{ Conn() *redis.Conn }:
+			b.conn = c.Conn()
+		default:
+			return b.r.C
+		}
 	}
 	if b.id == 0 {
 		id, err := b.conn.ClientID(ctx).Result()
@@ -61,9 +70,18 @@ func (b *Blocker) Unblock(ctx context.Context) {
 	b.mu.Lock()
 	id := b.id
 	b.mu.Unlock()
-	if id != 0 {
-		_ = b.r.C.ClientUnblock(ctx, id).Err()
+	if id == 0 {
+		return
 	}
+	if c, ok := b.r.C.(*redis.ClusterClient); ok {
+		// CLIENT UNBLOCK has no key, so it must go to the node holding the
+		// connection: the master of the namespace's slot.
+		if m, err := c.MasterForKey(ctx, b.r.K.Dead()); err == nil {
+			_ = m.ClientUnblock(ctx, id).Err()
+		}
+		return
+	}
+	_ = b.r.C.ClientUnblock(ctx, id).Err()
 }
 
 // Close releases the dedicated connection.
