@@ -285,10 +285,10 @@ func (e *emitter) entryDoc() string {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s:%d\n", id, trig, handler, src.File, src.Line)
 	}
 	for _, s := range e.m.Schedules {
-		line(s.ID, triggerText(s.Trigger), e.display(e.m.Handlers[s.Handler]), s.Source)
+		line(s.ID, triggerText(s.Trigger, s.Options), e.display(e.m.Handlers[s.Handler]), s.Source)
 	}
 	for _, g := range e.m.Groups {
-		line(g.ID, triggerText(g.Trigger), "group", g.Source)
+		line(g.ID, triggerText(g.Trigger, g.Options), "group", g.Source)
 		for _, j := range g.Jobs {
 			line("  "+j.ID, "(group "+g.ID+")", e.display(e.m.Handlers[j.Handler]), j.Source)
 		}
@@ -300,9 +300,15 @@ func (e *emitter) entryDoc() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func triggerText(t Trigger) string {
+func triggerText(t Trigger, opts []Option) string {
 	if t.Cron != "" {
-		return "cron " + strconv.Quote(t.Cron)
+		s := "cron " + strconv.Quote(t.Cron)
+		for _, o := range opts {
+			if o.Key == "tz" {
+				s += " " + o.Str
+			}
+		}
+		return s
 	}
 	s := "every " + durText(t.Every)
 	if t.StartDelay > 0 {

@@ -44,12 +44,12 @@ func (JobsWarmupArgs) Kind() string {
 //
 // Schedules:
 //
-//	basic.Jobs.DailyReport  cron "0 0 2 * * ?"       Jobs.DailyReport  jobs.go:18
-//	basic.Jobs.HealthCheck  every 30s                Jobs.HealthCheck  jobs.go:29
-//	basic.Purge             every 1h                 Purge             jobs.go:54
-//	count-users             cron "@hourly"           CountUsers        jobs.go:43
-//	warmup-burst            every 30s after 10s ×10  Jobs.Warmup       jobs.go:34
-//	warmup-hourly           cron "0 0 * * * ?"       Jobs.Warmup       jobs.go:35
+//	basic.Jobs.DailyReport  cron "0 0 2 * * ?" Asia/Seoul  Jobs.DailyReport  jobs.go:18
+//	basic.Jobs.HealthCheck  every 30s                      Jobs.HealthCheck  jobs.go:29
+//	basic.Purge             every 1h                       Purge             jobs.go:54
+//	count-users             cron "@hourly"                 CountUsers        jobs.go:43
+//	warmup-burst            every 30s after 10s ×10        Jobs.Warmup       jobs.go:34
+//	warmup-hourly           cron "0 0 * * * ?"             Jobs.Warmup       jobs.go:35
 func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, jobs *Jobs) error {
 	chronos.AddHandlerWithResult(mux, func(ctx context.Context, _ *chronos.Task[CountUsersArgs]) (Stats, error) {
 		return CountUsers(ctx)

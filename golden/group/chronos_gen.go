@@ -43,12 +43,12 @@ func (ExportsUsersArgs) Kind() string {
 //
 // Schedules:
 //
-//	group.Cleanup    cron "0 30 3 * * ?"  Cleanup         jobs.go:26
-//	nightly          cron "0 0 3 * * ?"   group           doc.go:4
-//	  export-orders  (group nightly)      Exports.Orders  jobs.go:20
-//	  export-users   (group nightly)      Exports.Users   jobs.go:15
-//	warm             every 10m after 1m   group           jobs.go:10
-//	  warm-orders    (group warm)         Exports.Orders  jobs.go:21
+//	group.Cleanup    cron "0 30 3 * * ?" Europe/Paris  Cleanup         jobs.go:26
+//	nightly          cron "0 0 3 * * ?" Europe/Paris   group           doc.go:4
+//	  export-orders  (group nightly)                   Exports.Orders  jobs.go:20
+//	  export-users   (group nightly)                   Exports.Users   jobs.go:15
+//	warm             every 10m after 1m                group           jobs.go:10
+//	  warm-orders    (group warm)                      Exports.Orders  jobs.go:21
 func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, exports *Exports) error {
 	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[CleanupArgs]) error {
 		return Cleanup(ctx)

@@ -36,10 +36,10 @@ func (SchedulesReportArgs) Kind() string {
 //
 // Schedules:
 //
-//	sync                   every 5m                Schedules.Sync     jobs.go:27
-//	tags.Schedules.Report  cron "0 0 2 * * ?"      Schedules.Report   jobs.go:26
-//	tagged-nightly         cron "0 0 4 * * ?"      group              jobs.go:23
-//	  archive              (group tagged-nightly)  Schedules.Archive  jobs.go:25
+//	sync                   every 5m                       Schedules.Sync     jobs.go:27
+//	tags.Schedules.Report  cron "0 0 2 * * ?" Asia/Seoul  Schedules.Report   jobs.go:26
+//	tagged-nightly         cron "0 0 4 * * ?"             group              jobs.go:23
+//	  archive              (group tagged-nightly)         Schedules.Archive  jobs.go:25
 func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, schedules *Schedules) error {
 	if schedules.Archive == nil {
 		return errors.New("chronos: Schedules.Archive is nil")
