@@ -29,6 +29,17 @@ type Config struct {
 	// absorb clock-rate differences between this host and Redis and the
 	// granularity of Redis expiry. Default TTL/10; it is capped below TTL/2.
 	DriftMargin time.Duration
+	// Replicas, if positive, is how many replicas must acknowledge every
+	// acquire and renew (Redis WAIT, on the same connection) before the term
+	// starts or goes on. Set it with Sentinel or managed failover, where an
+	// unreplicated lease could be lost on promotion and a second instance
+	// acquire while the first still trusts its term. A write acknowledged
+	// by too few replicas fails closed, like a Redis error. It needs a
+	// client that sends the election keys and WAIT to one primary (a
+	// standalone, Sentinel or failover client), not a cluster client.
+	Replicas int
+	// ReplicaTimeout bounds each WAIT. Default TTL/10.
+	ReplicaTimeout time.Duration
 	// Logger receives transitions and renewal failures. Default: discard.
 	Logger *slog.Logger
 	// OnChange, if set, is called for every transition, in order, one at a
@@ -58,6 +69,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DriftMargin >= c.TTL/2 {
 		c.DriftMargin = c.TTL/2 - time.Millisecond
+	}
+	if c.ReplicaTimeout <= 0 {
+		c.ReplicaTimeout = c.TTL / 10
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

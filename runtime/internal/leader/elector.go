@@ -20,6 +20,10 @@ var (
 	// ErrTrustExpired means no renewal succeeded before the term's
 	// TrustedUntil, for example because this process was paused.
 	ErrTrustExpired = errors.New("leader: term's trust window passed before a renewal succeeded")
+	// ErrNotReplicated means fewer than Config.Replicas replicas
+	// acknowledged a lease write in time: a failover could lose the lease,
+	// so the term is not started or not continued.
+	ErrNotReplicated = errors.New("leader: lease write not acknowledged by enough replicas")
 	// ErrAlreadyRunning is returned by Run when it is already running.
 	ErrAlreadyRunning = errors.New("leader: Run is already running")
 )
@@ -160,7 +164,8 @@ func (e *Elector) state() (Term, bool) {
 func (e *Elector) acquire(ctx context.Context) (wait time.Duration, renewAt time.Time) {
 	ttl := e.cfg.TTL
 	start := time.Now()
-	res, err := acquireScript.Run(ctx, e.rdb, []string{e.keys.Lock, e.keys.Epoch}, e.owner, ttl.Milliseconds()).Slice()
+	cmd, err := e.eval(ctx, acquireScript, []string{e.keys.Lock, e.keys.Epoch}, e.owner, ttl.Milliseconds())
+	res, _ := cmd.Slice()
 	if err != nil || len(res) != 3 {
 		if ctx.Err() == nil {
 			e.cfg.Logger.Warn("leader: acquire failed", "instance", e.cfg.InstanceID, "err", err)
@@ -201,7 +206,8 @@ func (e *Elector) renew(ctx context.Context) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	rctx, cancel := context.WithDeadline(ctx, term.TrustedUntil)
-	n, err := renewScript.Run(rctx, e.rdb, []string{e.keys.Lock}, term.Token, ttl.Milliseconds()).Int()
+	cmd, err := e.eval(rctx, renewScript, []string{e.keys.Lock}, term.Token, ttl.Milliseconds())
+	n, _ := cmd.Int()
 	cancel()
 	switch {
 	case ctx.Err() != nil:
@@ -219,6 +225,32 @@ func (e *Elector) renew(ctx context.Context) (time.Time, bool) {
 	}
 	e.mu.Unlock()
 	return start.Add(ttl / 2), true
+}
+
+// eval runs an election script. With Config.Replicas > 0 it sends WAIT on
+// the same connection right after the script (WAIT counts the writes of
+// its own connection, hence the pipeline) and returns an error wrapping
+// ErrNotReplicated if too few replicas acknowledged; the script's own reply
+// is still in the returned command.
+func (e *Elector) eval(ctx context.Context, s *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
+	if e.cfg.Replicas <= 0 {
+		cmd := s.Run(ctx, e.rdb, keys, args...)
+		return cmd, cmd.Err()
+	}
+	var cmd *redis.Cmd
+	var wait *redis.Cmd
+	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		cmd = s.Eval(ctx, p, keys, args...)
+		wait = p.Do(ctx, "WAIT", e.cfg.Replicas, e.cfg.ReplicaTimeout.Milliseconds())
+		return nil
+	})
+	if err != nil {
+		return cmd, err
+	}
+	if n, _ := wait.Int64(); n < int64(e.cfg.Replicas) {
+		return cmd, fmt.Errorf("%w: %d of %d", ErrNotReplicated, n, e.cfg.Replicas)
+	}
+	return cmd, nil
 }
 
 // stepDown ends term locally, before anything else happens, and reports why.

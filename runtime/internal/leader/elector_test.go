@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -404,5 +405,45 @@ func TestARenewalErrorEndsTheTermAndANewOneGetsANewEpoch(t *testing.T) {
 	}
 	if err := Fence(context.Background(), s.Client(), "", first.Term); !errors.Is(err, ErrFenced) {
 		t.Fatalf("old term's fence: %v, want ErrFenced", err)
+	}
+}
+
+func TestReplicasMustAcknowledgeTheLease(t *testing.T) {
+	primary := redistest.Start(t)
+	replica := redistest.Start(t)
+	if primary.External() {
+		t.Skip("needs two private servers")
+	}
+	host, port, _ := strings.Cut(primary.Addr(), ":")
+	ctx := context.Background()
+	// Start the full sync at once instead of after the default 5 s delay.
+	if err := primary.Client().ConfigSet(ctx, "repl-diskless-sync-delay", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.Client().SlaveOf(ctx, host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	linkStart := time.Now()
+	waitFor(t, "replication link", func() bool {
+		info, _ := replica.Client().Info(ctx, "replication").Result()
+		return strings.Contains(info, "master_link_status:up")
+	})
+
+	t.Logf("replication link up after %v", time.Since(linkStart))
+	m := startMember(t, primary, Config{InstanceID: "r", TTL: time.Second, Replicas: 1}, nil)
+	if c := nextChange(t, m); !c.Leader {
+		t.Fatalf("with a replica attached: %+v, want a term", c)
+	}
+	// The replica goes away: the next renewal is not acknowledged, and the
+	// term ends instead of trusting a lease a failover could lose.
+	replica.Kill()
+	c := nextChange(t, m)
+	if c.Leader || !errors.Is(c.Err, ErrNotReplicated) {
+		t.Fatalf("after losing the replica: %+v, want step-down with ErrNotReplicated", c)
+	}
+	// Nor can it start a new term while no replica acknowledges.
+	time.Sleep(1500 * time.Millisecond)
+	if _, ok := m.e.Current(); ok {
+		t.Fatal("trusted term without an acknowledging replica")
 	}
 }
