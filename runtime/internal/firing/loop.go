@@ -274,8 +274,10 @@ func (l *Loop) poke() {
 	}
 }
 
-// Run fires entries until ctx ends, then returns nil. It returns ErrRunning
-// if the loop is already running.
+// Run fires entries until ctx ends, then returns nil; a Fire call in
+// progress is not interrupted (it receives ctx). It returns ErrRunning if
+// the loop is already running. Entries stay in the loop after Run returns,
+// so a new leader term can Run it again.
 func (l *Loop) Run(ctx context.Context) error {
 	if !l.running.CompareAndSwap(false, true) {
 		return ErrRunning
