@@ -11,7 +11,9 @@ import (
 )
 
 // chronosSystem runs the chronos queue with its default configuration, apart
-// from a silent logger (asynq logs nothing per task either).
+// from the logger: it logs errors only, as the asynq server does at
+// asynq.ErrorLevel. chronos logs a success record per task at Info by
+// default; that record's cost belongs to logging, not to the queue.
 type chronosSystem struct {
 	rdb    redis.UniversalClient
 	client *chronos.Client
@@ -36,7 +38,7 @@ func (s *chronosSystem) serve(ctx context.Context, concurrency int, handle func(
 	})
 	srv := chronos.NewServer(s.rdb, chronos.ServerConfig{
 		Concurrency: concurrency,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError})),
 	})
 	if err := srv.Start(ctx, mux); err != nil {
 		return nil, err
