@@ -222,6 +222,7 @@ func (s *Server) finish(d *delivery, r *run) bool {
 		Kind:    r.m.Kind,
 		RunsCap: max(s.cfg.RunRetention, 0),
 		DeadCap: s.cfg.DeadRetention,
+		Overlap: r.m.Overlap,
 	}
 	switch r.outcome {
 	case rdb.Retry:

@@ -22,6 +22,7 @@ type Message struct {
 	ScheduleID  string          `json:"schedule,omitempty"`
 	TriggerTime int64           `json:"trigger,omitempty"`
 	DedupKey    string          `json:"dedup,omitempty"`
+	Overlap     string          `json:"overlap,omitempty"` // overlap marker of a scheduled run (overlap.go)
 	History     []Attempt       `json:"history,omitempty"`
 	// Set on dead letters only.
 	DiedAt int64  `json:"died_at,omitempty"`

@@ -167,6 +167,7 @@ type Finish struct {
 	RunsCap  int       // keep about this many run records per kind; 0 keeps none
 	DeadCap  int       // keep at most this many dead letters
 	RunAttrs []any     // run record field/value pairs
+	Overlap  string    // the task's overlap marker, if any (overlap.go)
 }
 
 // FinishResult says what Finish did.
@@ -183,6 +184,9 @@ const (
 func (r *RDB) Finish(ctx context.Context, consumer string, f *Finish) (FinishResult, error) {
 	q := r.keysOf(f.Queue)
 	keys := []string{q.stream, r.keysOf(f.Kind).runs, q.delayed, r.K.Dead(), r.K.DeadIndex()}
+	if f.Overlap != "" {
+		keys = append(keys, r.K.OverlapActive(f.Overlap), r.K.OverlapBuffer(f.Overlap))
+	}
 	args := make([]any, 0, 10+len(f.RunAttrs))
 	var score int64
 	if !f.At.IsZero() {

@@ -71,10 +71,15 @@ end
 if tonumber(ARGV[4]) > 0 and #ARGV > 10 then
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', unpack(ARGV, 11))
 end
+if KEYS[6] and outcome ~= 'retry' then
+  chronos_release(KEYS[6], KEYS[7], KEYS[1], ARGV[5])
+end
 return 1
 `
 
-var finishScript = redis.NewScript(finishSrc)
+// finishScript also ends a scheduled run's overlap marker when given the
+// overlap keys as KEYS[6] and KEYS[7] (see overlap.go).
+var finishScript = redis.NewScript(ReleaseFunc + finishSrc)
 
 // forwardSrc, run as forwardScript, moves up to ARGV[2] delayed tasks due at or before ARGV[1]
 // (unix ms) from the delayed set KEYS[1] to the stream KEYS[2]. It returns
