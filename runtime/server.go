@@ -98,10 +98,13 @@ type Server struct {
 	taskLog  *slog.Logger
 	now      func() time.Time
 
+	startMu  sync.Mutex // serializes Start with the state checks of Shutdown
 	mu       sync.Mutex
 	mux      *Mux
 	started  bool
 	stopping bool
+	stopped  chan struct{} // closed when the first Shutdown returns
+	stopErr  error         // what it returned
 	inflight map[entryKey]*delivery
 
 	slots       chan struct{}  // one token per running handler
@@ -159,9 +162,8 @@ func NewServer(rdb redis.UniversalClient, cfg ServerConfig) *Server {
 		now:      time.Now,
 		inflight: make(map[entryKey]*delivery),
 	}
-	for q, w := range cfg.Queues {
+	for q := range cfg.Queues {
 		s.queues = append(s.queues, q)
-		_ = w
 	}
 	sort.Slice(s.queues, func(i, j int) bool {
 		wi, wj := cfg.Queues[s.queues[i]], cfg.Queues[s.queues[j]]
@@ -194,23 +196,24 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	if mux == nil {
 		return errors.New("chronos: Start: nil Mux")
 	}
+	s.startMu.Lock()
+	defer s.startMu.Unlock()
 	s.mu.Lock()
-	if s.started {
-		s.mu.Unlock()
+	started := s.started
+	s.mu.Unlock()
+	if started {
 		return ErrServerStarted
 	}
-	s.started = true
-	s.mux = mux
-	s.mu.Unlock()
-
 	for _, q := range s.queues {
 		if err := s.rdb.EnsureGroup(ctx, q); err != nil {
-			s.mu.Lock()
-			s.started = false // nothing runs yet; Start may be called again
-			s.mu.Unlock()
 			return fmt.Errorf("chronos: start server: %w", err)
 		}
 	}
+	s.mu.Lock()
+	s.started = true
+	s.mux = mux
+	s.mu.Unlock()
+	s.stopped = make(chan struct{})
 	s.blocker = rdb.NewBlocker(s.rdb)
 	s.slots = make(chan struct{}, s.cfg.Concurrency)
 	s.stop = make(chan struct{})
@@ -234,19 +237,27 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 // If the wait ends first, the handlers' contexts are cancelled with cause
 // ErrServerShutdown and Shutdown returns the context's error; those tasks
 // stay leased by this server and are recovered by another one after
-// VisibilityTimeout. Calling Shutdown again is a no-op.
+// VisibilityTimeout. Later calls wait for the first to finish (or for their
+// own ctx) and return its result.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.startMu.Lock()
 	s.mu.Lock()
-	if !s.started {
-		s.mu.Unlock()
+	started, stopping := s.started, s.stopping
+	s.stopping = started
+	s.mu.Unlock()
+	s.startMu.Unlock()
+	if !started {
 		return ErrServerNotStarted
 	}
-	if s.stopping {
-		s.mu.Unlock()
-		return nil
+	if stopping {
+		select {
+		case <-s.stopped:
+			return s.stopErr
+		case <-ctx.Done():
+			return fmt.Errorf("chronos: shutdown: %w", ctx.Err())
+		}
 	}
-	s.stopping = true
-	s.mu.Unlock()
+	defer close(s.stopped)
 	s.stopWatcher()
 
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
@@ -273,6 +284,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.leaveGroups(ctx)
 	}
 	s.log.Info("chronos: server stopped", "consumer", s.consumer, "error", err)
+	s.stopErr = err
 	return err
 }
 
