@@ -76,6 +76,18 @@ func ExampleClient_Enqueue() {
 	}
 }
 
+func ExampleAddHandler() {
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, t *chronos.Task[WelcomeEmail]) error {
+		if t.Attempt > 1 {
+			log.Printf("retrying welcome email for user %d (attempt %d of %d)", t.Args.UserID, t.Attempt, t.MaxRetry+1)
+		}
+		return nil // returning an error retries the task with backoff
+	})
+	fmt.Println("handlers registered")
+	// Output: handlers registered
+}
+
 // Handlers can return a result; it is stored with the run record and
 // logged with the success record.
 func ExampleAddHandlerWithResult() {

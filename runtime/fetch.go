@@ -55,6 +55,9 @@ func (s *Server) fetchLoop() {
 		if now := s.now(); now.Sub(lastReclaim) >= reclaimEvery {
 			lastReclaim = now
 			entries = s.reclaim(ctx, cursors, n)
+			if len(entries) >= n {
+				lastReclaim = time.Time{} // more may be waiting: recovery goes first
+			}
 			if now.Sub(lastPrune) >= pruneAfter {
 				lastPrune = now
 				s.pruneConsumers(ctx, pruneAfter)
