@@ -46,7 +46,8 @@ type enqueueConfig struct {
 // the task options every schedule passes on to the tasks it enqueues; the
 // scheduler's own settings belong to the scheduler.
 type scheduleConfig struct {
-	task taskOptions
+	task  taskOptions
+	sched schedOptions // the scheduler's own settings (schedule_options.go)
 }
 
 // taskOption is an EnqueueOption that sets task options.

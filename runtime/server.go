@@ -212,6 +212,7 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	s.mu.Lock()
 	s.started = true
 	s.mux = mux
+	s.addIsolatedQueues() // isolated.go: this process's isolated schedules run here
 	s.mu.Unlock()
 	s.stopped = make(chan struct{})
 	s.blocker = rdb.NewBlocker(s.rdb)

@@ -1,0 +1,169 @@
+package chronos
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/chronos-go/chronos/runtime/internal/firing"
+	"github.com/chronos-go/chronos/runtime/internal/leader"
+	"github.com/chronos-go/chronos/runtime/internal/schedstore"
+	"github.com/chronos-go/chronos/runtime/trigger"
+)
+
+// Isolated schedules (WithIsolated) fire on every live instance and run on
+// the instance that fired them. Each instance fires the isolated schedules
+// it declares itself, from its own firing loop, whether or not it is the
+// leader, into its own queue:
+//
+//	isolated:<instance ID>
+//
+// with the dedup key <schedule>:<instance>:<trigger unix>. Every Server in
+// the same process and namespace serves that queue as well as its
+// configured ones, without configuration: the scheduler records the queue
+// in a process-wide table when an isolated schedule is registered, and
+// Server.Start adds the queues it finds there (at the highest weight).
+// Register schedules before starting the Server, as the generated
+// RegisterChronosJobs does.
+//
+// The trigger state of an isolated schedule lives in the instance's memory:
+// a new process starts from its first fire time after Start, because the
+// local work of an instance that is gone cannot be done by another one.
+// Within a process, stalls and clock jumps are caught up per the misfire
+// policy like any schedule.
+
+var (
+	processIDOnce sync.Once
+	processID     string
+)
+
+// processInstanceID is the default instance ID: host-pid-random, the same
+// for every Scheduler of the process.
+func processInstanceID() string {
+	processIDOnce.Do(func() {
+		host, _ := os.Hostname()
+		if host == "" {
+			host = "host"
+		}
+		b := make([]byte, 4)
+		_, _ = rand.Read(b)
+		processID = host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b)
+	})
+	return processID
+}
+
+// IsolatedQueue is the queue this instance's isolated schedules enqueue to.
+func (s *Scheduler) IsolatedQueue() string { return "isolated:" + s.cfg.InstanceID }
+
+var isolatedQueues struct {
+	mu sync.Mutex
+	m  map[string][]string // namespace → queues
+}
+
+func registerIsolatedQueue(ns, queue string) {
+	isolatedQueues.mu.Lock()
+	defer isolatedQueues.mu.Unlock()
+	if isolatedQueues.m == nil {
+		isolatedQueues.m = map[string][]string{}
+	}
+	if !slices.Contains(isolatedQueues.m[ns], queue) {
+		isolatedQueues.m[ns] = append(isolatedQueues.m[ns], queue)
+	}
+}
+
+// IsolatedQueues returns the isolated queues of namespace ns ("" is the
+// default) registered by Schedulers in this process. Server.Start serves
+// them; it is exported for servers configured by hand elsewhere.
+func IsolatedQueues(ns string) []string {
+	if ns == "" {
+		ns = "chronos"
+	}
+	isolatedQueues.mu.Lock()
+	defer isolatedQueues.mu.Unlock()
+	return slices.Clone(isolatedQueues.m[ns])
+}
+
+// addIsolatedQueues makes s also serve this process's isolated queues, at
+// the highest configured weight. Server.Start calls it before creating the
+// consumer groups.
+func (s *Server) addIsolatedQueues() {
+	top := 1
+	for _, w := range s.weights {
+		top = max(top, w)
+	}
+	for _, q := range IsolatedQueues(s.cfg.Namespace) {
+		if slices.Contains(s.queues, q) {
+			continue
+		}
+		s.queues = append([]string{q}, s.queues...)
+		s.weights = append([]int{top}, s.weights...)
+	}
+}
+
+// isolatedRunner fires this instance's isolated schedules.
+type isolatedRunner struct {
+	s       *Scheduler
+	mu      sync.Mutex
+	entries map[string]*entry
+	loop    *firing.Loop
+}
+
+func newIsolatedRunner(s *Scheduler, defs []schedstore.Definition) *isolatedRunner {
+	r := &isolatedRunner{s: s, entries: map[string]*entry{}}
+	r.loop = firing.New(firing.Config{Fire: r.onFire})
+	now := s.now()
+	for _, d := range defs {
+		p, err := compile(d, now)
+		if err != nil { // checked at registration; cannot happen
+			s.log.Error("chronos: isolated schedule cannot be fired", "schedule", d.ID, "err", err)
+			continue
+		}
+		e := &entry{id: d.ID, plan: p, state: trigger.Initial(p.trig)}
+		r.entries[d.ID] = e
+		if !e.state.Complete {
+			r.loop.SetAt(d.ID, e.nextFunc(), e.state.Next)
+		}
+	}
+	return r
+}
+
+func (r *isolatedRunner) run(ctx context.Context) { _ = r.loop.Run(ctx) }
+
+func (r *isolatedRunner) onFire(ctx context.Context, now time.Time, batch []firing.Due) {
+	s := r.s
+	var reqs []*fireReq
+	r.mu.Lock()
+	for _, d := range batch {
+		e := r.entries[d.ID]
+		if e == nil {
+			continue
+		}
+		c := trigger.Catchup{Policy: e.plan.policy, Threshold: s.cfg.MisfireThreshold, MaxFires: s.cfg.MaxCatchup}
+		res := c.Due(e.plan.trig, e.state, now)
+		if res.Misfired || res.Dropped > 0 {
+			s.log.Info("chronos: catch-up (isolated)", "schedule", e.id, "policy", e.plan.policy.String(),
+				"fired", len(res.Fires), "dropped", res.Dropped)
+		}
+		for _, f := range res.Fires {
+			reqs = append(reqs, &fireReq{id: e.id, plan: e.plan, slot: f.Scheduled, at: f.At,
+				dedup: e.id + ":" + s.cfg.InstanceID + ":" + strconv.FormatInt(f.Scheduled.Unix(), 10), source: "isolated"})
+		}
+		e.state = res.State
+		if e.state.Complete {
+			r.loop.Remove(e.id)
+		} else {
+			r.loop.SetAt(e.id, e.nextFunc(), e.state.Next)
+		}
+	}
+	r.mu.Unlock()
+	for i, res := range s.fire(ctx, isolatedFireScript, leader.Term{}, reqs) {
+		if res.err != nil && ctx.Err() == nil {
+			s.log.Warn("chronos: isolated firing failed", "schedule", reqs[i].id, "trigger", reqs[i].slot, "err", res.err)
+		}
+	}
+}

@@ -1,0 +1,368 @@
+package chronos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/chronos-go/chronos/runtime/internal/leader"
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
+	"github.com/chronos-go/chronos/runtime/internal/schedstore"
+)
+
+// Defaults of SchedulerConfig.
+const (
+	DefaultLeaderTTL        = 5 * time.Second
+	DefaultMisfireThreshold = 60 * time.Second
+)
+
+// SchedulerConfig configures a Scheduler. The zero value is a working
+// configuration.
+type SchedulerConfig struct {
+	// Namespace selects the namespace (default "chronos"); it must match
+	// the namespace of the servers that run the tasks.
+	Namespace string
+
+	// InstanceID names this process in the registry and in isolated queue
+	// names. Default: host-pid-random, new on every start. Set it only if
+	// it is unique among live instances.
+	InstanceID string
+
+	// Version is this build's version. When instances of two versions
+	// declare different definitions for one schedule ID during a rolling
+	// deploy, the higher version's definition is in force (natural order:
+	// "v1.10" > "v1.9"); see docs/scheduler.md.
+	Version string
+
+	// LeaderTTL is the leader lease (default 5s). A crashed leader is
+	// replaced after at most this long; a graceful one within milliseconds.
+	LeaderTTL time.Duration
+
+	// MisfireThreshold is how late a fire may be before its schedule's
+	// misfire policy decides about it (default 60s, as Quartz ships).
+	MisfireThreshold time.Duration
+
+	// MaxCatchup caps the fires one catch-up evaluation of a schedule may
+	// enqueue (default 100, trigger.DefaultMaxFires); older missed fires
+	// are dropped and logged.
+	MaxCatchup int
+
+	// InstanceTTL is how long an instance counts as live after its last
+	// heartbeat (default 3 × LeaderTTL). Heartbeats are sent every third.
+	InstanceTTL time.Duration
+
+	// HistoryLimit is how many firing records are kept per schedule
+	// (default 100).
+	HistoryLimit int
+
+	// Logger receives leadership changes, catch-up decisions, overlap skips
+	// and fenced writes (default slog.Default()).
+	Logger *slog.Logger
+}
+
+func (c SchedulerConfig) withDefaults() SchedulerConfig {
+	if c.Namespace == "" {
+		c.Namespace = rdb.DefaultNamespace
+	}
+	if c.InstanceID == "" {
+		c.InstanceID = processInstanceID()
+	}
+	if c.LeaderTTL <= 0 {
+		c.LeaderTTL = DefaultLeaderTTL
+	}
+	if c.MisfireThreshold <= 0 {
+		c.MisfireThreshold = DefaultMisfireThreshold
+	}
+	if c.MaxCatchup <= 0 {
+		c.MaxCatchup = 100
+	}
+	if c.InstanceTTL <= 0 {
+		c.InstanceTTL = 3 * c.LeaderTTL
+	}
+	if c.HistoryLimit <= 0 {
+		c.HistoryLimit = 100
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Scheduler enqueues the tasks of recurring schedules, each trigger exactly
+// once across all instances of a service. Create one per process, register
+// schedules, then Start it on every instance: one of them is elected leader
+// and fires, the others stand by (and fire their isolated schedules).
+type Scheduler struct {
+	rdb   redis.UniversalClient
+	cfg   SchedulerConfig
+	q     *rdb.RDB
+	store *schedstore.Store
+	log   *slog.Logger
+	now   func() time.Time
+	self  schedstore.Instance
+
+	mu       sync.Mutex
+	started  bool
+	stopped  bool
+	decls    []*schedstore.Definition // declared by this instance, in order
+	byID     map[string]*schedstore.Definition
+	elector  *leader.Elector
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	changes  chan leader.Change
+	isolated *isolatedRunner
+
+	// hooks for tests in this package
+	testFireHook func(batch int)
+}
+
+// NewScheduler returns a Scheduler that keeps its registry in, and enqueues
+// through, rdb.
+func NewScheduler(rdb redis.UniversalClient, cfg SchedulerConfig) *Scheduler {
+	cfg = cfg.withDefaults()
+	host, _ := os.Hostname()
+	s := &Scheduler{
+		rdb:   rdb,
+		cfg:   cfg,
+		q:     newRDB(rdb, cfg.Namespace),
+		store: schedstore.New(rdb, schedstore.Config{Namespace: cfg.Namespace, InstanceTTL: cfg.InstanceTTL}),
+		log:   cfg.Logger,
+		now:   time.Now,
+		byID:  map[string]*schedstore.Definition{},
+	}
+	s.self = schedstore.Instance{ID: cfg.InstanceID, Host: host, PID: os.Getpid(), Version: cfg.Version}
+	return s
+}
+
+// InstanceID returns the ID this scheduler registers under.
+func (s *Scheduler) InstanceID() string { return s.cfg.InstanceID }
+
+// declare records a single-job schedule.
+func (s *Scheduler) declare(def schedstore.Definition, cfg scheduleConfig, args TaskArgs) error {
+	if args == nil {
+		return errors.New("chronos: register schedule: nil args")
+	}
+	job, err := encodeJob(mainJob, args, cfg.task)
+	if err == nil {
+		err = finishDefinition(&def, cfg, s.now())
+	}
+	def.ID = cfg.sched.id
+	if def.ID == "" {
+		def.ID = defaultID(args.Kind(), def)
+	}
+	if err != nil {
+		return fmt.Errorf("chronos: schedule %q: %w", def.ID, err)
+	}
+	def.Jobs = []schedstore.Job{job}
+	if err := def.Validate(); err != nil {
+		return fmt.Errorf("chronos: %w", err)
+	}
+	return s.add(&def)
+}
+
+func (s *Scheduler) add(def *schedstore.Definition) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return fmt.Errorf("chronos: schedule %q: %w", def.ID, ErrSchedulerStarted)
+	}
+	if _, dup := s.byID[def.ID]; dup {
+		return fmt.Errorf("chronos: schedule %q registered twice", def.ID)
+	}
+	s.byID[def.ID] = def
+	s.decls = append(s.decls, def)
+	if def.Isolated {
+		registerIsolatedQueue(s.cfg.Namespace, s.IsolatedQueue())
+	}
+	return nil
+}
+
+func (s *Scheduler) addGroup(g *Group) error { return s.add(&g.def) }
+
+func (s *Scheduler) addGroupJob(g *Group, job schedstore.Job) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return fmt.Errorf("chronos: group %q: %w", g.id, ErrSchedulerStarted)
+	}
+	for _, j := range g.def.Jobs {
+		if j.Name == job.Name {
+			return fmt.Errorf("chronos: group %q: job %q added twice", g.id, job.Name)
+		}
+	}
+	if job.Name == "" {
+		return fmt.Errorf("chronos: group %q: empty job name", g.id)
+	}
+	g.def.Jobs = append(g.def.Jobs, job)
+	return nil
+}
+
+// Start registers this instance's schedules in Redis, where they are
+// visible to Inspectors and every leader at once, and starts the
+// background work: heartbeats, the leader election, firing while leader,
+// and this instance's isolated schedules. It is safe, and intended, to call
+// on every instance. It returns once the schedules are registered; ctx
+// bounds only that. Stop the scheduler with Shutdown.
+func (s *Scheduler) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return ErrSchedulerStarted
+	}
+	var defs []schedstore.Definition
+	for _, d := range s.decls {
+		if len(d.Jobs) == 0 {
+			s.mu.Unlock()
+			return fmt.Errorf("chronos: group %q has no jobs", d.ID)
+		}
+		defs = append(defs, *d)
+	}
+	s.self.Started = s.now()
+	s.mu.Unlock()
+
+	if _, err := s.store.Heartbeat(ctx, s.self); err != nil {
+		return fmt.Errorf("chronos: start scheduler: %w", err)
+	}
+	res, err := s.store.Register(ctx, s.self.Declarer(), defs)
+	if err != nil {
+		return fmt.Errorf("chronos: start scheduler: %w", err)
+	}
+	if err := bumpChanges(ctx, s.rdb, s.changesKey()); err != nil {
+		return fmt.Errorf("chronos: start scheduler: %w", err)
+	}
+	for _, id := range res.Conflicts {
+		s.log.Warn("chronos: a newer instance's definition of this schedule is in force", "schedule", id, "instance", s.cfg.InstanceID)
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return ErrSchedulerStarted
+	}
+	s.started = true
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	s.changes = make(chan leader.Change, 16)
+	s.elector = leader.New(s.rdb, leader.Config{
+		Namespace:  s.cfg.Namespace,
+		InstanceID: s.cfg.InstanceID,
+		TTL:        s.cfg.LeaderTTL,
+		Logger:     s.log,
+		OnChange:   func(c leader.Change) { s.changes <- c },
+	})
+	electCtx, stopElect := context.WithCancel(runCtx)
+	s.wg.Go(func() {
+		_ = s.elector.Run(electCtx)
+		close(s.changes)
+	})
+	s.wg.Go(func() { s.coordinate(runCtx) })
+	s.wg.Go(func() { s.heartbeats(runCtx) })
+	s.wg.Go(func() { <-runCtx.Done(); stopElect() })
+	var iso []schedstore.Definition
+	for _, d := range defs {
+		if d.Isolated {
+			iso = append(iso, d)
+		}
+	}
+	if len(iso) > 0 {
+		s.isolated = newIsolatedRunner(s, iso)
+		s.wg.Go(func() { s.isolated.run(runCtx) })
+	}
+	s.log.Info("chronos: scheduler started", "instance", s.cfg.InstanceID, "schedules", len(defs), "isolated", len(iso))
+	return nil
+}
+
+// Shutdown stops firing, resigns leadership (a follower takes over within
+// milliseconds and fires from the persisted state, so a handoff loses and
+// doubles nothing) and removes this instance from the registry. ctx bounds
+// the wait for the background work.
+func (s *Scheduler) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.started {
+		s.mu.Unlock()
+		return ErrSchedulerNotStarted
+	}
+	if s.stopped {
+		s.mu.Unlock()
+		return nil
+	}
+	s.stopped = true
+	s.mu.Unlock()
+
+	s.cancel()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("chronos: scheduler shutdown: %w", ctx.Err())
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.LeaderTTL)
+	defer cancel()
+	if derr := s.store.Deregister(dctx, s.cfg.InstanceID); derr != nil && err == nil {
+		err = fmt.Errorf("chronos: scheduler shutdown: %w", derr)
+	}
+	s.log.Info("chronos: scheduler stopped", "instance", s.cfg.InstanceID)
+	return err
+}
+
+// coordinate runs a leader session for every term this instance holds, and
+// stops it as soon as the term ends. It returns when the elector is done.
+func (s *Scheduler) coordinate(ctx context.Context) {
+	var (
+		stop func()
+	)
+	end := func() {
+		if stop != nil {
+			stop()
+			stop = nil
+		}
+	}
+	defer end()
+	for c := range s.changes {
+		end()
+		if !c.Leader {
+			if c.Err != nil {
+				s.log.Warn("chronos: lost leadership", "instance", s.cfg.InstanceID, "epoch", c.Term.Epoch, "err", c.Err)
+			} else {
+				s.log.Info("chronos: resigned leadership", "instance", s.cfg.InstanceID, "epoch", c.Term.Epoch)
+			}
+			continue
+		}
+		s.log.Info("chronos: became leader", "instance", s.cfg.InstanceID, "epoch", c.Term.Epoch)
+		sctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		sess := newSession(s, c.Term)
+		go func() {
+			defer close(done)
+			sess.run(sctx)
+		}()
+		stop = func() { cancel(); <-done }
+	}
+}
+
+// heartbeats keeps this instance live in the registry, with its leader
+// flag, until ctx ends.
+func (s *Scheduler) heartbeats(ctx context.Context) {
+	t := time.NewTicker(s.cfg.InstanceTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		inst := s.self
+		_, inst.Leader = s.elector.Current()
+		if _, err := s.store.Heartbeat(ctx, inst); err != nil && ctx.Err() == nil {
+			s.log.Warn("chronos: scheduler heartbeat", "instance", s.cfg.InstanceID, "err", err)
+		}
+	}
+}
