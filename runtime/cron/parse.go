@@ -244,6 +244,9 @@ func (p *parser) valueOf(lx *lexer, f Field, fs *fieldSpec) (v int, isName bool,
 			lx.i--
 		}
 		if fs.names == nil {
+			if f == DayOfMonth {
+				return 0, false, p.errorf(f, off, len(word), "%q is not a day-of-month item; want a day number, L, L-n, LW, L-nW or nW (e.g. 15W)", lx.s)
+			}
 			if strings.Trim(word, "LW") == "" {
 				e := p.errorf(f, off, len(word), "'%s' is not allowed in the %s field; 'L' and 'W' belong to day-of-month (and 'L' to day-of-week)", word, f)
 				if word == "L" {

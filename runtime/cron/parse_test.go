@@ -237,3 +237,13 @@ func TestQuirkTags(t *testing.T) {
 		}
 	}
 }
+
+func TestParseDayOfMonthLetters(t *testing.T) {
+	for _, expr := range []string{"0 0 12 W * ?", "0 0 12 15WW * ?", "0 0 12 MON * ?"} {
+		_, err := Parse(expr)
+		var se *SyntaxError
+		if !errors.As(err, &se) || se.Field != DayOfMonth {
+			t.Errorf("Parse(%q) = %v, want a day-of-month SyntaxError", expr, err)
+		}
+	}
+}
