@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -197,4 +198,30 @@ func notFound(err error) error {
 		return fmt.Errorf("%w: %w", ErrTaskNotFound, err)
 	}
 	return err
+}
+
+// QueueInfo describes the state of one queue at one moment.
+type QueueInfo struct {
+	Queue   string
+	Ready   int64 // waiting for a worker
+	Running int64 // taken by a worker and not finished (including tasks whose worker died and that await recovery)
+	Delayed int64 // waiting for their time: delayed enqueues and retries
+	// OldestRunningSince is when the longest-held running task was first
+	// added to the stream (zero if none run): a long-stuck task shows here.
+	OldestRunningSince time.Time
+}
+
+// QueueInfo returns the state of queue, read in one round trip.
+func (i *Inspector) QueueInfo(ctx context.Context, queue string) (*QueueInfo, error) {
+	st, err := i.rdb.QueueStats(ctx, queue)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: queue info: %w", err)
+	}
+	q := &QueueInfo{Queue: queue, Ready: max(st.Stream-st.Pending, 0), Running: st.Pending, Delayed: st.Delayed}
+	if ms, _, ok := strings.Cut(st.OldestPending, "-"); ok {
+		if n, err := strconv.ParseInt(ms, 10, 64); err == nil {
+			q.OldestRunningSince = time.UnixMilli(n)
+		}
+	}
+	return q, nil
 }

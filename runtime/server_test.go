@@ -604,3 +604,30 @@ func TestFailuresAreLoggedWithTheirOutcome(t *testing.T) {
 		t.Fatalf("dead record = %v", dead)
 	}
 }
+
+func TestQueueInfoCountsReadyRunningAndDelayedTasks(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	info, err := e.insp.QueueInfo(ctx, "default")
+	if err != nil || info.Ready != 0 || info.Running != 0 || info.Delayed != 0 {
+		t.Fatalf("empty queue = %+v, %v", info, err)
+	}
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		started <- struct{}{}
+		<-release
+		return nil
+	})
+	e.enqueue(t, Greet{})
+	e.enqueue(t, Greet{}, chronos.WithProcessIn(time.Hour))
+	e.serve(t, mux, chronos.ServerConfig{Concurrency: 1})
+	recv(t, started, "first task")
+	e.enqueue(t, Greet{})
+	info, err = e.insp.QueueInfo(ctx, "default")
+	if err != nil || info.Ready != 1 || info.Running != 1 || info.Delayed != 1 || info.OldestRunningSince.IsZero() {
+		t.Fatalf("QueueInfo = %+v, %v", info, err)
+	}
+	close(release)
+}

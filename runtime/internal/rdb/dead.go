@@ -98,3 +98,34 @@ func (r *RDB) ListRuns(ctx context.Context, kind string, limit int) ([]redis.XMe
 	}
 	return msgs, nil
 }
+
+// QueueStats are the sizes of one queue.
+type QueueStats struct {
+	Stream  int64 // entries in the stream: ready plus running
+	Pending int64 // entries delivered and not yet acknowledged (running)
+	Delayed int64 // delayed tasks and retries
+	// OldestPending is the entry ID of the oldest pending entry ("" if none).
+	OldestPending string
+}
+
+// QueueStats reads the sizes of queue in one pipeline.
+func (r *RDB) QueueStats(ctx context.Context, queue string) (QueueStats, error) {
+	k := r.keysOf(queue)
+	var xlen, zcard *redis.IntCmd
+	var pend *redis.XPendingCmd
+	_, err := r.C.Pipelined(ctx, func(p redis.Pipeliner) error {
+		xlen = p.XLen(ctx, k.stream)
+		pend = p.XPending(ctx, k.stream, Group)
+		zcard = p.ZCard(ctx, k.delayed)
+		return nil
+	})
+	var st QueueStats
+	if err != nil && !IsNoGroup(err) {
+		return st, fmt.Errorf("rdb: stats of queue %q: %w", queue, err)
+	}
+	st.Stream, st.Delayed = xlen.Val(), zcard.Val()
+	if p, err := pend.Result(); err == nil {
+		st.Pending, st.OldestPending = p.Count, p.Lower
+	}
+	return st, nil
+}
