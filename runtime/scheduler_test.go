@@ -1,0 +1,637 @@
+package chronos
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/chronos-go/chronos/runtime/internal/leader"
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
+	"github.com/chronos-go/chronos/runtime/internal/redistest"
+	"github.com/chronos-go/chronos/runtime/trigger"
+)
+
+// tick is the task args of the scheduler tests.
+type tick struct {
+	N int `json:"n"`
+}
+
+func (tick) Kind() string { return "tick" }
+
+// logBuffer collects log output for assertions.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// schedEnv is a private Redis for scheduler tests.
+type schedEnv struct {
+	t     *testing.T
+	redis *redistest.Server
+	rdb   redis.UniversalClient
+	insp  *Inspector
+	logs  *logBuffer
+}
+
+func newSchedEnv(t *testing.T, opts ...redistest.Options) *schedEnv {
+	t.Helper()
+	s := redistest.Start(t, opts...)
+	return &schedEnv{t: t, redis: s, rdb: s.Client(), insp: NewInspector(s.Client()), logs: &logBuffer{}}
+}
+
+// scheduler returns a scheduler on its own connection pool, with a short
+// lease, registered by reg, not started.
+func (e *schedEnv) scheduler(id string, cfg SchedulerConfig, reg func(*Scheduler)) *Scheduler {
+	e.t.Helper()
+	cfg.InstanceID = id
+	if cfg.LeaderTTL == 0 {
+		cfg.LeaderTTL = time.Second
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test_instance", id)
+	s := NewScheduler(e.redis.NewClient(nil), cfg)
+	if reg != nil {
+		reg(s)
+	}
+	return s
+}
+
+// start starts s and shuts it down when the test ends.
+func (e *schedEnv) start(s *Scheduler) *Scheduler {
+	e.t.Helper()
+	if err := s.Start(context.Background()); err != nil {
+		e.t.Fatalf("Start: %v", err)
+	}
+	e.t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	return s
+}
+
+func (e *schedEnv) tasks(queue string) []*rdb.Message {
+	e.t.Helper()
+	xs, err := e.rdb.XRange(context.Background(), rdb.NewKeys("").Stream(queue), "-", "+").Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		e.t.Fatalf("XRANGE: %v", err)
+	}
+	var out []*rdb.Message
+	for _, x := range xs {
+		m, err := rdb.Decode([]byte(x.Values["m"].(string)))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func waitLeader(t *testing.T, ss ...*Scheduler) *Scheduler {
+	t.Helper()
+	var l *Scheduler
+	waitUntil(t, "a leader", func() bool {
+		for _, s := range ss {
+			if s.elector == nil {
+				continue
+			}
+			if _, ok := s.elector.Current(); ok {
+				l = s
+				return true
+			}
+		}
+		return false
+	})
+	return l
+}
+
+// triggerTimes returns the trigger times (unix seconds) of the tasks of
+// schedule id, failing the test on any duplicate.
+func triggerTimes(t *testing.T, ms []*rdb.Message, id string) []int64 {
+	t.Helper()
+	seen := map[int64]bool{}
+	var out []int64
+	for _, m := range ms {
+		if m.ScheduleID != id {
+			continue
+		}
+		sec := m.TriggerTime / 1000
+		if seen[sec] {
+			t.Fatalf("trigger %v of %s enqueued twice", time.Unix(sec, 0).UTC(), id)
+		}
+		seen[sec] = true
+		out = append(out, sec)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestRegisterRejectsBadSchedulesWithTheEngineError(t *testing.T) {
+	s := NewScheduler(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), SchedulerConfig{})
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"bad cron", RegisterCron(s, "0 0 25 * * ?", tick{}), "hour"},
+		{"sub-second interval", RegisterInterval(s, 500*time.Millisecond, tick{}), "1s minimum"},
+		{"simple policy on cron", RegisterCron(s, "0 0 2 * * ?", tick{}, WithMisfire("fireNow")), "applies to simple"},
+		{"cron policy on interval", RegisterInterval(s, time.Minute, tick{}, WithMisfire("doNothing")), "applies to cron"},
+		{"zone on interval", RegisterInterval(s, time.Minute, tick{}, WithTimeZone("Europe/Paris")), "only cron"},
+		{"unknown zone", RegisterCron(s, "0 0 2 * * ?", tick{}, WithTimeZone("Mars/Olympus")), "Mars/Olympus"},
+		{"simple sub-second", RegisterSimple(s, Simple{Every: time.Millisecond, Repeat: 3}, tick{}), "1s minimum"},
+		{"dedup on a schedule", RegisterInterval(s, time.Minute, tick{}, WithDedupKey("k", time.Hour)), "WithDedupKey"},
+		{"braces in ID", RegisterInterval(s, time.Minute, tick{}, WithScheduleID("a{b}")), "braces"},
+	}
+	for _, c := range cases {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one mentioning %q", c.name, c.err, c.want)
+		}
+	}
+	if err := RegisterInterval(s, time.Minute, tick{}, WithScheduleID("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := RegisterInterval(s, time.Minute, tick{}, WithScheduleID("x")); err == nil {
+		t.Error("the same ID registered twice: no error")
+	}
+}
+
+func TestDefaultScheduleIDFollowsTheDocumentedRule(t *testing.T) {
+	s := NewScheduler(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), SchedulerConfig{})
+	_ = RegisterCron(s, "0 0 * * *", tick{}, WithTimeZone("Europe/Paris"))
+	_ = RegisterInterval(s, 30*time.Second, tick{})
+	_ = RegisterSimple(s, Simple{Every: time.Minute, Repeat: -1, StartDelay: time.Second}, tick{})
+	var ids []string
+	for _, d := range s.decls {
+		ids = append(ids, d.ID)
+	}
+	want := []string{"tick@cron:0 0 * * *@Europe/Paris", "tick@every:30s", "tick@simple:every=1m0s;repeat=-1;delay=1s"}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("IDs = %q, want %q", ids, want)
+	}
+}
+
+func TestRegisteringAfterStartFails(t *testing.T) {
+	e := newSchedEnv(t)
+	s := e.start(e.scheduler("a", SchedulerConfig{}, func(s *Scheduler) {
+		_ = RegisterCron(s, "0 0 2 * * ?", tick{}, WithScheduleID("nightly"))
+	}))
+	if err := RegisterInterval(s, time.Minute, tick{}); !errors.Is(err, ErrSchedulerStarted) {
+		t.Fatalf("RegisterInterval after Start: %v, want ErrSchedulerStarted", err)
+	}
+	g := NewGroup(s, "late", CronTrigger("0 0 3 * * ?"))
+	if err := AddJob(g, "job", tick{}); !errors.Is(err, ErrSchedulerStarted) {
+		t.Fatalf("AddJob after Start: %v, want ErrSchedulerStarted", err)
+	}
+	if err := s.Start(context.Background()); !errors.Is(err, ErrSchedulerStarted) {
+		t.Fatalf("second Start: %v, want ErrSchedulerStarted", err)
+	}
+}
+
+func TestRegistryShowsSchedulesBeforeTheyEverFire(t *testing.T) {
+	e := newSchedEnv(t)
+	e.start(e.scheduler("a", SchedulerConfig{Version: "v1.2.0"}, func(s *Scheduler) {
+		if err := RegisterCron(s, "0 0 2 * * ?", tick{N: 1}, WithScheduleID("nightly"), WithTimeZone("Europe/Paris"),
+			WithMisfire("doNothing"), WithSource("jobs.go", 12), WithQueue("reports")); err != nil {
+			t.Fatal(err)
+		}
+		g := NewGroup(s, "exports", SimpleTrigger(Simple{Every: time.Hour, Repeat: -1, StartDelay: time.Minute}))
+		if err := AddJob(g, "users", tick{N: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := AddJob(g, "orders", tick{N: 3}, WithQueue("slow")); err != nil {
+			t.Fatal(err)
+		}
+	}))
+	ctx := context.Background()
+	list, err := e.insp.Schedules(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 {
+		t.Fatalf("%d schedules listed, want 2", len(list))
+	}
+	ex, n := list[0], list[1]
+	paris, _ := time.LoadLocation("Europe/Paris")
+	if n.ID != "nightly" || n.Spec != "0 0 2 * * ?" || n.TimeZone != "Europe/Paris" || n.Misfire != "doNothing" ||
+		n.Source != "jobs.go:12" || n.Jobs[0].Queue != "reports" || !n.LastFired.IsZero() {
+		t.Errorf("nightly = %+v", n)
+	}
+	if h := n.NextFire.In(paris); h.Hour() != 2 || h.Minute() != 0 || !n.NextFire.After(time.Now()) {
+		t.Errorf("nightly next fire %v, want the next 02:00 in Paris", n.NextFire.In(paris))
+	}
+	if ex.Group != "exports" || len(ex.Jobs) != 2 || ex.Jobs[1].Queue != "slow" || ex.Trigger != "simple" {
+		t.Errorf("exports = %+v", ex)
+	}
+	times, err := e.insp.NextFireTimes(ctx, "exports", 3)
+	if err != nil || len(times) != 3 || times[1].Sub(times[0]) != time.Hour {
+		t.Errorf("NextFireTimes = %v, %v; want 3 an hour apart", times, err)
+	}
+	insts, err := e.insp.SchedulerInstances(ctx)
+	if err != nil || len(insts) != 1 || insts[0].ID != "a" || insts[0].Version != "v1.2.0" || insts[0].PID == 0 {
+		t.Fatalf("instances = %+v, %v", insts, err)
+	}
+	waitUntil(t, "leader visible", func() bool { l, _ := e.insp.SchedulerLeader(ctx); return l != nil && l.InstanceID == "a" })
+}
+
+func TestEachTriggerIsEnqueuedOnceThroughGracefulHandoffs(t *testing.T) {
+	e := newSchedEnv(t)
+	var ss []*Scheduler
+	for i := range 3 {
+		ss = append(ss, e.start(e.scheduler(fmt.Sprintf("i%d", i), SchedulerConfig{}, func(s *Scheduler) {
+			if err := RegisterInterval(s, time.Second, tick{}, WithScheduleID("every-second")); err != nil {
+				t.Fatal(err)
+			}
+		})))
+	}
+	count := func() int { return len(e.tasks(DefaultQueue)) }
+	for range 2 {
+		l := waitLeader(t, ss...)
+		n := count()
+		waitUntil(t, "firings", func() bool { return count() >= n+3 })
+		if err := l.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		ss = slices.DeleteFunc(ss, func(s *Scheduler) bool { return s == l })
+	}
+	waitLeader(t, ss...)
+	n := count()
+	waitUntil(t, "firings after two handoffs", func() bool { return count() >= n+2 })
+	secs := triggerTimes(t, e.tasks(DefaultQueue), "every-second")
+	for i := 1; i < len(secs); i++ {
+		if secs[i] != secs[i-1]+1 {
+			t.Fatalf("trigger %v missing after graceful handoffs: %v", time.Unix(secs[i-1]+1, 0).UTC(), secs)
+		}
+	}
+	for _, m := range e.tasks(DefaultQueue) {
+		if m.Kind != "tick" || m.TriggerTime%1000 != 0 {
+			t.Fatalf("task %+v: want kind tick and a whole-second trigger", m)
+		}
+	}
+}
+
+func TestStaleLeaderIsFencedAndEnqueuesNothing(t *testing.T) {
+	e := newSchedEnv(t)
+	s := e.start(e.scheduler("a", SchedulerConfig{}, func(s *Scheduler) {
+		_ = RegisterCron(s, "0 0 2 1 1 ?", tick{}, WithScheduleID("yearly"))
+	}))
+	waitLeader(t, s)
+	term, _ := s.elector.Current()
+	ctx := context.Background()
+	// Another instance takes the lease (as after this one stalled past it).
+	if err := e.rdb.Set(ctx, leader.KeysFor("").Lock, "999:other:x", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	p := mustPlan(t, e, "yearly")
+	slot := time.Date(2030, 1, 1, 2, 0, 0, 0, time.UTC)
+	st := trigger.State{Prev: slot, Next: slot.AddDate(1, 0, 0)}
+	res := s.fire(ctx, fireScript, term, []*fireReq{{id: "yearly", plan: p, slot: slot, at: slot, dedup: dedupKey("yearly", slot), state: &st}})
+	if !errors.Is(res[0].err, leader.ErrFenced) {
+		t.Fatalf("fire with a stale token: %+v, want ErrFenced", res[0])
+	}
+	if n := len(e.tasks(DefaultQueue)); n != 0 {
+		t.Fatalf("a fenced leader enqueued %d tasks", n)
+	}
+	if ok, _ := e.rdb.Exists(ctx, rdb.NewKeys("").Dedup(dedupKey("yearly", slot))).Result(); ok != 0 {
+		t.Fatal("a fenced leader claimed the dedup key")
+	}
+}
+
+// mustPlan compiles schedule id as the registry holds it.
+func mustPlan(t *testing.T, e *schedEnv, id string) *plan {
+	t.Helper()
+	sc, err := e.insp.getSchedule(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := compile(sc.Definition, sc.Created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSameTokenOnTwoSchedulersEnqueuesATriggerOnce(t *testing.T) {
+	e := newSchedEnv(t)
+	reg := func(s *Scheduler) { _ = RegisterCron(s, "0 0 2 1 1 ?", tick{}, WithScheduleID("yearly")) }
+	a := e.start(e.scheduler("a", SchedulerConfig{}, reg))
+	b := e.scheduler("b", SchedulerConfig{}, reg) // never elected: it borrows a's token
+	waitLeader(t, a)
+	term, _ := a.elector.Current()
+	p := mustPlan(t, e, "yearly")
+	slot := time.Now().Add(time.Hour).Truncate(time.Second)
+	req := func() []*fireReq {
+		st := trigger.State{Prev: slot, Next: slot.AddDate(1, 0, 0)}
+		return []*fireReq{{id: "yearly", plan: p, slot: slot, at: slot, dedup: dedupKey("yearly", slot), state: &st}}
+	}
+	ctx := context.Background()
+	first := a.fire(ctx, fireScript, term, req())
+	second := b.fire(ctx, fireScript, term, req())
+	if first[0].status != fireFired || second[0].status != fireDuplicate {
+		t.Fatalf("statuses = %q then %q, want fired then duplicate", first[0].status, second[0].status)
+	}
+	if n := len(e.tasks(DefaultQueue)); n != 1 {
+		t.Fatalf("%d tasks for one trigger, want 1", n)
+	}
+}
+
+// primeState registers id through a first scheduler, stops it, and moves
+// the stored trigger state into the past, as after an outage: next fire
+// ago, last fired one slot before.
+func primeState(t *testing.T, e *schedEnv, id string, reg func(*Scheduler), next, prev time.Time) {
+	t.Helper()
+	s := e.scheduler("primer", SchedulerConfig{}, reg)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	key := "{chronos}:sched:" + id
+	err := e.rdb.HSet(ctx, key, "next_fire", next.UnixMilli(), "last_fired", prev.UnixMilli(),
+		"trigger_start", prev.Add(-time.Hour).UnixMilli(), "repeat_count", -1, "times_triggered", 5,
+		"state_saved", time.Now().Add(time.Second).UnixMilli()).Err()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.rdb.Del(ctx, "{chronos}:q:default")
+}
+
+func TestCatchupAfterAnOutageFollowsThePolicy(t *testing.T) {
+	// Every minute; the last firing was 10 minutes ago.
+	now := time.Now().UTC()
+	next := now.Truncate(time.Minute).Add(-9 * time.Minute)
+	latest := now.Truncate(time.Minute)
+	cases := []struct {
+		policy string
+		want   []time.Time // trigger times enqueued by catch-up
+	}{
+		{"ignoreMisfires", []time.Time{latest.Add(-2 * time.Minute), latest.Add(-time.Minute), latest}}, // capped at 3, newest kept
+		{"fireOnceNow", []time.Time{latest}},
+		{"smartPolicy", []time.Time{latest}},
+		{"doNothing", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.policy, func(t *testing.T) {
+			if time.Until(latest.Add(time.Minute)) < 5*time.Second {
+				t.Skip("too close to a minute boundary for a deterministic expectation")
+			}
+			e := newSchedEnv(t)
+			reg := func(s *Scheduler) {
+				_ = RegisterCron(s, "0 * * * * ?", tick{}, WithScheduleID("minutely"), WithMisfire(c.policy))
+			}
+			primeState(t, e, "minutely", reg, next, next.Add(-time.Minute))
+			s := e.start(e.scheduler("b", SchedulerConfig{MaxCatchup: 3}, reg))
+			waitLeader(t, s)
+			waitUntil(t, "catch-up evaluated", func() bool {
+				info, err := e.insp.Schedule(context.Background(), "minutely")
+				return err == nil && info.NextFire.After(now)
+			})
+			var got []time.Time
+			for _, m := range e.tasks(DefaultQueue) {
+				got = append(got, time.UnixMilli(m.TriggerTime).UTC())
+			}
+			if !slices.EqualFunc(got, c.want, time.Time.Equal) {
+				t.Fatalf("%s: enqueued triggers %v, want %v", c.policy, got, c.want)
+			}
+			if !strings.Contains(e.logs.String(), "catch-up") {
+				t.Errorf("catch-up decision not logged:\n%s", e.logs)
+			}
+		})
+	}
+}
+
+func TestPausedScheduleDoesNotFireAndResumesPerPolicy(t *testing.T) {
+	e := newSchedEnv(t)
+	ctx := context.Background()
+	s := e.start(e.scheduler("a", SchedulerConfig{MisfireThreshold: time.Second}, func(s *Scheduler) {
+		_ = RegisterInterval(s, time.Second, tick{}, WithScheduleID("sec"))
+	}))
+	waitLeader(t, s)
+	waitUntil(t, "first firings", func() bool { return len(e.tasks(DefaultQueue)) >= 2 })
+	if err := e.insp.PauseSchedule(ctx, "sec", PauseOptions{Note: "maintenance", Who: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := e.insp.Schedule(ctx, "sec")
+	if info.Paused == nil || info.Paused.Note != "maintenance" {
+		t.Fatalf("paused = %+v", info.Paused)
+	}
+	time.Sleep(1500 * time.Millisecond) // let the leader see the pause
+	before := len(e.tasks(DefaultQueue))
+	pausedAt := time.Now()
+	time.Sleep(3 * time.Second)
+	if n := len(e.tasks(DefaultQueue)); n != before {
+		t.Fatalf("%d firings while paused", n-before)
+	}
+	if ok, err := e.insp.ResumeSchedule(ctx, "sec", ""); !ok || err != nil {
+		t.Fatalf("Resume = %v, %v", ok, err)
+	}
+	waitUntil(t, "firing after resume", func() bool { return len(e.tasks(DefaultQueue)) > before+1 })
+	// smartPolicy on a repeat-forever interval is rescheduleNextWithRemainingCount:
+	// the slots missed while paused (more than the threshold ago) are not run.
+	for _, sec := range triggerTimes(t, e.tasks(DefaultQueue), "sec") {
+		at := time.Unix(sec, 0)
+		if at.After(pausedAt.Add(time.Second)) && at.Before(pausedAt.Add(2*time.Second)) {
+			t.Errorf("slot %v missed during the pause was fired on resume", at)
+		}
+	}
+}
+
+func TestIsolatedScheduleFiresOnEveryInstanceIntoItsOwnQueue(t *testing.T) {
+	e := newSchedEnv(t)
+	reg := func(s *Scheduler) {
+		if err := RegisterInterval(s, time.Second, tick{}, WithScheduleID("local-logs"), WithIsolated(true)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := e.start(e.scheduler("iso-a", SchedulerConfig{}, reg))
+	b := e.start(e.scheduler("iso-b", SchedulerConfig{}, reg))
+	for _, s := range []*Scheduler{a, b} {
+		q := s.IsolatedQueue()
+		waitUntil(t, "isolated firings on "+q, func() bool { return len(e.tasks(q)) >= 2 })
+		for _, m := range e.tasks(q) {
+			if m.ScheduleID != "local-logs" || m.Queue != q {
+				t.Fatalf("task %+v in %s", m, q)
+			}
+		}
+		triggerTimes(t, e.tasks(q), "local-logs")
+		if !slices.Contains(IsolatedQueues(""), q) {
+			t.Fatalf("IsolatedQueues() = %v, missing %s", IsolatedQueues(""), q)
+		}
+	}
+	if n := len(e.tasks(DefaultQueue)); n != 0 {
+		t.Fatalf("%d isolated tasks in the shared queue", n)
+	}
+
+	// A Server of the process serves the isolated queues without configuration.
+	ran := make(chan string, 100)
+	mux := NewMux()
+	AddHandler(mux, func(_ context.Context, t *Task[tick]) error { ran <- t.Queue; return nil })
+	srv := NewServer(e.rdb, ServerConfig{Logger: slog.New(slog.DiscardHandler)})
+	if err := srv.Start(context.Background(), mux); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	select {
+	case q := <-ran:
+		if !strings.HasPrefix(q, "isolated:") {
+			t.Fatalf("ran a task from %q", q)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server did not run isolated tasks")
+	}
+}
+
+func TestOverlapSkipRecordsSkippedFiringsAndResumesAfterTheRun(t *testing.T) {
+	e := newSchedEnv(t)
+	ctx := context.Background()
+	e.start(e.scheduler("a", SchedulerConfig{}, func(s *Scheduler) {
+		_ = RegisterInterval(s, time.Second, tick{}, WithScheduleID("slow"), WithOverlap(OverlapSkip))
+	}))
+	waitUntil(t, "skipped firings", func() bool {
+		h, _ := e.insp.ScheduleHistory(ctx, "slow", 0)
+		return len(h) >= 3
+	})
+	if n := len(e.tasks(DefaultQueue)); n != 1 {
+		t.Fatalf("%d tasks queued with OverlapSkip and no worker, want 1", n)
+	}
+	h, _ := e.insp.ScheduleHistory(ctx, "slow", 0)
+	if h[0].Jobs[0].Result != "skipped" || h[len(h)-1].Jobs[0].Result != "enqueued" {
+		t.Fatalf("history = %+v, want enqueued first, skipped since", h)
+	}
+	if !strings.Contains(e.logs.String(), "skipped by overlap") {
+		t.Error("overlap skip not logged")
+	}
+	// Once the run finishes, the next firing enqueues again.
+	done := make(chan struct{}, 100)
+	mux := NewMux()
+	AddHandler(mux, func(context.Context, *Task[tick]) error { done <- struct{}{}; return nil })
+	srv := NewServer(e.rdb, ServerConfig{Logger: slog.New(slog.DiscardHandler)})
+	if err := srv.Start(ctx, mux); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(ctx)
+	for range 2 {
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("no run after the previous one finished")
+		}
+	}
+}
+
+func TestOverlapBufferOneKeepsOneWaitingAndNeverOverlaps(t *testing.T) {
+	e := newSchedEnv(t)
+	ctx := context.Background()
+	e.start(e.scheduler("a", SchedulerConfig{}, func(s *Scheduler) {
+		_ = RegisterInterval(s, time.Second, tick{}, WithScheduleID("buf"), WithOverlap(OverlapBufferOne))
+	}))
+	waitUntil(t, "three firings", func() bool {
+		h, _ := e.insp.ScheduleHistory(ctx, "buf", 0)
+		return len(h) >= 3
+	})
+	h, _ := e.insp.ScheduleHistory(ctx, "buf", 0)
+	n := len(h)
+	if h[n-1].Jobs[0].Result != "enqueued" || h[n-2].Jobs[0].Result != "buffered" || h[n-3].Jobs[0].Result != "skipped" {
+		t.Fatalf("history oldest first = %v, %v, %v; want enqueued, buffered, skipped",
+			h[n-1].Jobs[0].Result, h[n-2].Jobs[0].Result, h[n-3].Jobs[0].Result)
+	}
+	if q := len(e.tasks(DefaultQueue)); q != 1 {
+		t.Fatalf("%d tasks queued, want 1 (one more buffered)", q)
+	}
+	var mu sync.Mutex
+	running, most := 0, 0
+	done := make(chan string, 100)
+	mux := NewMux()
+	AddHandler(mux, func(_ context.Context, t *Task[tick]) error {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		time.Sleep(1500 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		done <- t.ID
+		return nil
+	})
+	srv := NewServer(e.rdb, ServerConfig{Concurrency: 4, Logger: slog.New(slog.DiscardHandler)})
+	if err := srv.Start(ctx, mux); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(ctx)
+	buffered := h[n-2].Jobs[0].TaskID
+	for seen := false; !seen; {
+		select {
+		case id := <-done:
+			seen = id == buffered
+		case <-time.After(20 * time.Second):
+			t.Fatal("the buffered firing never ran")
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most > 1 {
+		t.Fatalf("%d runs of a bufferOne schedule overlapped", most)
+	}
+}
+
+func TestTriggerNowAndBackfillAreCarriedOutOnce(t *testing.T) {
+	e := newSchedEnv(t)
+	ctx := context.Background()
+	s := e.start(e.scheduler("a", SchedulerConfig{}, func(s *Scheduler) {
+		_ = RegisterCron(s, "0 0 * * * ?", tick{}, WithScheduleID("hourly"))
+	}))
+	waitLeader(t, s)
+	if _, err := e.insp.TriggerSchedule(ctx, "hourly", "test"); err != nil {
+		t.Fatal(err)
+	}
+	to := time.Now().Truncate(time.Hour)
+	if _, err := e.insp.BackfillSchedule(ctx, "hourly", to.Add(-2*time.Hour), to, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.insp.TriggerSchedule(ctx, "nope", "test"); !errors.Is(err, ErrScheduleNotFound) {
+		t.Fatalf("trigger of a missing schedule: %v", err)
+	}
+	waitUntil(t, "requests done", func() bool { n, _ := e.insp.PendingRequests(ctx); return n == 0 })
+	ms := e.tasks(DefaultQueue)
+	if len(ms) != 4 {
+		t.Fatalf("%d tasks, want 1 triggered + 3 backfilled", len(ms))
+	}
+	var slots []int64
+	for _, m := range ms[1:] {
+		slots = append(slots, m.TriggerTime)
+	}
+	want := []int64{to.Add(-2 * time.Hour).UnixMilli(), to.Add(-time.Hour).UnixMilli(), to.UnixMilli()}
+	if !slices.Equal(slots, want) {
+		t.Fatalf("backfilled triggers %v, want %v", slots, want)
+	}
+}
