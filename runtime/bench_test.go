@@ -41,6 +41,25 @@ func BenchmarkEnqueueParallel(b *testing.B) {
 	})
 }
 
+// BenchmarkEnqueueMany measures enqueueing in pipelined batches of 100;
+// one op is one task.
+func BenchmarkEnqueueMany(b *testing.B) {
+	rdb := redistest.Start(b).Client()
+	client := chronos.NewClient(rdb)
+	ctx := context.Background()
+	batch := make([]chronos.TaskArgs, 100)
+	for i := range batch {
+		batch[i] = Greet{Name: "bench"}
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i += len(batch) {
+		n := min(len(batch), b.N-i)
+		if _, err := client.EnqueueMany(ctx, batch[:n]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkEndToEnd measures draining b.N queued no-op tasks with 10
 // workers: fetch, run, acknowledge and record each. Enqueueing is not timed.
 func BenchmarkEndToEnd(b *testing.B) {

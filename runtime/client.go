@@ -86,3 +86,61 @@ func (c *Client) Enqueue(ctx context.Context, args TaskArgs, opts ...EnqueueOpti
 	}
 	return info, nil
 }
+
+// EnqueueMany enqueues every args with the same options in one round trip
+// (a pipeline). Each task is enqueued atomically on its own, not the batch
+// as a whole: the result has one TaskInfo per args, in order, nil where that
+// task failed, and the error joins the failures.
+func (c *Client) EnqueueMany(ctx context.Context, args []TaskArgs, opts ...EnqueueOption) ([]*TaskInfo, error) {
+	var cfg enqueueConfig
+	for _, o := range opts {
+		o.applyEnqueue(&cfg)
+	}
+	now := c.now()
+	items := make([]*rdb.EnqueueItem, len(args))
+	infos := make([]*TaskInfo, len(args))
+	var errs []error
+	for i, a := range args {
+		if a == nil || a.Kind() == "" {
+			errs = append(errs, fmt.Errorf("chronos: enqueue #%d (%T): nil args or empty kind", i, a))
+			continue
+		}
+		payload, err := json.Marshal(a)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("chronos: enqueue #%d (%s): encode args: %w", i, a.Kind(), err))
+			continue
+		}
+		m, due := cfg.task.message(a.Kind(), payload, now)
+		b, err := m.Encode()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("chronos: enqueue #%d: %w", i, err))
+			continue
+		}
+		items[i] = &rdb.EnqueueItem{Queue: m.Queue, Msg: b, ID: m.ID, Due: due, DedupKey: cfg.task.dedupKey, DedupTTL: cfg.task.dedupTTL}
+		infos[i] = &TaskInfo{Kind: m.Kind, Queue: m.Queue, MaxRetry: m.MaxRetry, ProcessAt: now}
+		if due.After(now) {
+			infos[i].ProcessAt = due
+		}
+	}
+	batch := make([]*rdb.EnqueueItem, 0, len(items))
+	for _, it := range items {
+		if it != nil {
+			batch = append(batch, it)
+		}
+	}
+	if err := c.rdb.EnqueueBatch(ctx, batch, now); err != nil {
+		return make([]*TaskInfo, len(args)), fmt.Errorf("chronos: enqueue %d tasks: %w", len(args), err)
+	}
+	for i, it := range items {
+		if it == nil {
+			continue
+		}
+		if it.Err != nil {
+			errs = append(errs, fmt.Errorf("chronos: enqueue #%d (%s): %w", i, infos[i].Kind, it.Err))
+			infos[i] = nil
+			continue
+		}
+		infos[i].ID, infos[i].Duplicate = it.GotID, it.Duplicate
+	}
+	return infos, errors.Join(errs...)
+}

@@ -631,3 +631,26 @@ func TestQueueInfoCountsReadyRunningAndDelayedTasks(t *testing.T) {
 	}
 	close(release)
 }
+
+func TestEnqueueManyAddsEveryTaskInOneBatch(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	// The script cache is empty at first (as after a Redis restart): the
+	// batch must load it rather than fail or send anything twice.
+	e.rdb.ScriptFlush(ctx)
+	args := []chronos.TaskArgs{Greet{Name: "a"}, Greet{Name: "b"}, nil, Greet{Name: "c"}}
+	infos, err := e.client.EnqueueMany(ctx, args, chronos.WithQueue("bulk"))
+	if err == nil || !strings.Contains(err.Error(), "#2") {
+		t.Fatalf("err = %v, want the nil args at #2 reported", err)
+	}
+	if infos[2] != nil || infos[0] == nil || infos[1] == nil || infos[3] == nil {
+		t.Fatalf("infos = %v", infos)
+	}
+	if n := e.rdb.XLen(ctx, "{chronos}:q:bulk").Val(); n != 3 {
+		t.Fatalf("stream length = %d, want 3", n)
+	}
+	dups, err := e.client.EnqueueMany(ctx, []chronos.TaskArgs{Greet{}, Greet{}}, chronos.WithDedupKey("batch", time.Minute))
+	if err != nil || dups[0].Duplicate || !dups[1].Duplicate || dups[1].ID != dups[0].ID {
+		t.Fatalf("dedup within a batch = %+v %+v, %v", dups[0], dups[1], err)
+	}
+}

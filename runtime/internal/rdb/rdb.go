@@ -311,3 +311,73 @@ func (r *RDB) PruneConsumers(ctx context.Context, queue, self string, idle time.
 	}
 	return n, nil
 }
+
+// EnqueueItem is one task of EnqueueBatch.
+type EnqueueItem struct {
+	Queue    string
+	Msg      []byte
+	ID       string
+	Due      time.Time
+	DedupKey string
+	DedupTTL time.Duration
+
+	// Set by EnqueueBatch.
+	GotID     string
+	Duplicate bool
+	Err       error
+}
+
+// EnqueueBatch enqueues items in one pipeline: one round trip for the lot.
+// Each item is atomic on its own (the batch is not a transaction); per-item
+// results and errors are stored in the items. The script is loaded first,
+// and items that met a NOSCRIPT (Redis restarted meanwhile) are sent again,
+// so no item is enqueued twice.
+func (r *RDB) EnqueueBatch(ctx context.Context, items []*EnqueueItem, now time.Time) error {
+	if err := enqueueScript.Load(ctx, r.C).Err(); err != nil {
+		return fmt.Errorf("rdb: load enqueue script: %w", err)
+	}
+	todo := items
+	for attempt := 0; len(todo) > 0 && attempt < 3; attempt++ {
+		cmds := make([]*redis.Cmd, len(todo))
+		_, _ = r.C.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, it := range todo {
+				key := it.DedupKey
+				if it.DedupTTL <= 0 {
+					key = ""
+				}
+				q := r.keysOf(it.Queue)
+				cmds[i] = enqueueScript.EvalSha(ctx, p, []string{q.stream, q.delayed, r.K.Dedup(key)},
+					r.K.EnqueueArgs(it.Msg, it.ID, it.Due, now, it.DedupTTL)...)
+			}
+			return nil
+		})
+		var again []*EnqueueItem
+		for i, it := range todo {
+			res, err := cmds[i].Slice()
+			if errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT") {
+				again = append(again, it)
+				continue
+			}
+			if err == nil && len(res) != 2 {
+				err = fmt.Errorf("unexpected reply %v", res)
+			}
+			if err != nil {
+				it.Err = fmt.Errorf("rdb: enqueue to %q: %w", it.Queue, err)
+				continue
+			}
+			it.GotID, _ = res[0].(string)
+			dup, _ := res[1].(int64)
+			it.Duplicate = dup == 1
+		}
+		if len(again) > 0 {
+			if err := enqueueScript.Load(ctx, r.C).Err(); err != nil {
+				return fmt.Errorf("rdb: reload enqueue script: %w", err)
+			}
+		}
+		todo = again
+	}
+	for _, it := range todo {
+		it.Err = fmt.Errorf("rdb: enqueue to %q: script cache keeps being flushed", it.Queue)
+	}
+	return nil
+}
