@@ -33,15 +33,15 @@ import (
 )
 
 func main() {
-	cfg, cpuProfile, err := parseFlags(os.Args[1:])
+	cfg, prof, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
+	if prof.cpu != "" {
+		f, err := os.Create(prof.cpu)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "compare:", err)
 			os.Exit(1)
@@ -59,11 +59,34 @@ func main() {
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
+	if prof.mem != "" {
+		if err := writeHeapProfile(prof.mem); err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
+	}
 }
 
-// parseFlags returns the configuration that args describe, and the CPU
-// profile path (-cpuprofile).
-func parseFlags(args []string) (*config, string, error) {
+// profiles names the profile files the flags ask for.
+type profiles struct{ cpu, mem string }
+
+// writeHeapProfile writes the allocation profile of the whole run; read it
+// with go tool pprof -sample_index=alloc_objects.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// parseFlags returns the configuration that args describe, and the
+// profiles to write.
+func parseFlags(args []string) (*config, profiles, error) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	cfg := &config{}
 	fs.IntVar(&cfg.tasks, "tasks", 100000, "tasks of the concurrent enqueue, process and end-to-end phases")
@@ -82,12 +105,14 @@ func parseFlags(args []string) (*config, string, error) {
 	fs.IntVar(&cfg.pool, "pool", 0, "go-redis PoolSize of every client; 0 keeps go-redis's default (10 per GOMAXPROCS)")
 	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "bound on each measured run")
 	fs.IntVar(&cfg.warmup, "warmup", 2000, "tasks of the unrecorded end-to-end warm-up of each system")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	var prof profiles
+	fs.StringVar(&prof.cpu, "cpuprofile", "", "write a CPU profile of the whole run to this file (narrow it with -systems and -phase)")
+	fs.StringVar(&prof.mem, "memprofile", "", "write an allocation profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
-		return nil, "", err
+		return nil, prof, err
 	}
 	if fs.NArg() > 0 {
-		return nil, "", fmt.Errorf("unexpected arguments %q", fs.Args())
+		return nil, prof, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 
 	cfg.phases = splitList(*phase)
@@ -96,22 +121,22 @@ func parseFlags(args []string) (*config, string, error) {
 	}
 	for _, p := range cfg.phases {
 		if !slices.Contains(allPhases, p) {
-			return nil, "", fmt.Errorf("-phase: unknown phase %q (want %s or all)", p, strings.Join(allPhases, ", "))
+			return nil, prof, fmt.Errorf("-phase: unknown phase %q (want %s or all)", p, strings.Join(allPhases, ", "))
 		}
 	}
 	cfg.systems = splitList(*systems)
 	for _, s := range cfg.systems {
 		if !slices.Contains([]string{"chronos", "asynq", "asynq-tuned"}, s) {
-			return nil, "", fmt.Errorf("-systems: unknown system %q", s)
+			return nil, prof, fmt.Errorf("-systems: unknown system %q", s)
 		}
 	}
 	switch {
 	case cfg.tasks < 1, cfg.serial < 1, cfg.clients < 1, cfg.concurrency < 1, cfg.rounds < 1, cfg.rate < 1:
-		return nil, "", fmt.Errorf("-tasks, -serial, -clients, -concurrency, -rounds and -rate must be at least 1")
+		return nil, prof, fmt.Errorf("-tasks, -serial, -clients, -concurrency, -rounds and -rate must be at least 1")
 	case cfg.duration <= 0, cfg.timeout <= 0, cfg.asynqCheck <= 0:
-		return nil, "", fmt.Errorf("-duration, -timeout and -asynq-check must be positive")
+		return nil, prof, fmt.Errorf("-duration, -timeout and -asynq-check must be positive")
 	}
-	return cfg, *cpuProfile, nil
+	return cfg, prof, nil
 }
 
 func splitList(s string) []string {

@@ -197,6 +197,7 @@ func (b *bench) e2e(ctx context.Context) (values, error) {
 		mE2ETrips:    u.tripsPerTask,
 		mE2ECPU:      micros(u.cpuPerTask),
 		mE2ERedisCPU: micros(u.redisCPUPerTsk),
+		mE2ETotalCPU: micros(u.cpuPerTask + u.redisCPUPerTsk),
 		mE2EDups:     float64(tr.dups.Load()),
 	}, nil
 }

@@ -34,6 +34,7 @@ const (
 	mEnqRedisCPU
 	mProcRedisCPU
 	mE2ERedisCPU
+	mE2ETotalCPU
 	mProcDups
 	mE2EDups
 	numMetrics
@@ -84,6 +85,8 @@ func (m metric) label(cfg *config) string {
 		return "redis-server CPU µs/task, process"
 	case mE2ERedisCPU:
 		return "redis-server CPU µs/task, end-to-end"
+	case mE2ETotalCPU:
+		return "both together, CPU µs/task, end-to-end"
 	case mProcDups:
 		return "duplicate runs, process"
 	case mE2EDups:
