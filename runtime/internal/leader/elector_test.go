@@ -447,3 +447,24 @@ func TestReplicasMustAcknowledgeTheLease(t *testing.T) {
 		t.Fatal("trusted term without an acknowledging replica")
 	}
 }
+
+func TestInspectShowsTheHolder(t *testing.T) {
+	s := redistest.Start(t)
+	ctx := context.Background()
+	l, err := Inspect(ctx, s.Client(), "")
+	if err != nil || l.Held || l.LastEpoch != 0 {
+		t.Fatalf("before any election: %+v, %v", l, err)
+	}
+	m := startMember(t, s, Config{InstanceID: "pod-a:8080", TTL: 2 * time.Second}, nil)
+	waitLeader(t, []*member{m})
+	term, _ := m.e.Current()
+	l, err = Inspect(ctx, s.Client(), "")
+	if err != nil || !l.Held || l.Token != term.Token || l.Epoch != term.Epoch ||
+		l.Instance != "pod-a:8080" || l.LastEpoch != term.Epoch || l.Remaining <= 0 || l.Remaining > 2*time.Second {
+		t.Fatalf("Inspect = %+v, %v; want the holder of %v", l, err, term)
+	}
+	m.stop()
+	if l, _ = Inspect(ctx, s.Client(), ""); l.Held || l.LastEpoch != term.Epoch {
+		t.Fatalf("after resignation: %+v", l)
+	}
+}
