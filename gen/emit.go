@@ -133,15 +133,15 @@ func formatPieces(raw string) ([]byte, error) {
 		case i == 0:
 			pieces = append(pieces, &piece{src: p, kind: pieceFile})
 		case i < len(parts)-1:
-			pieces = append(pieces, &piece{src: p + "\n", kind: pieceDecl})
+			pieces = append(pieces, &piece{src: declPrefix + p + "\n", kind: pieceDecl})
 		default:
 			body := strings.Split(p, bodyMark)
 			if len(body) < 2 {
 				return nil, fmt.Errorf("entry point markers missing")
 			}
-			pieces = append(pieces, &piece{src: body[0] + "\n}\n", kind: pieceSig})
+			pieces = append(pieces, &piece{src: declPrefix + body[0] + "\n}\n", kind: pieceSig})
 			for _, stmts := range body[1 : len(body)-1] {
-				pieces = append(pieces, &piece{src: stmts + "\n", kind: pieceStmts})
+				pieces = append(pieces, &piece{src: stmtPrefix + stmts + "\n}\n", kind: pieceStmts})
 			}
 		}
 	}
@@ -163,29 +163,36 @@ func formatPieces(raw string) ([]byte, error) {
 		if p.err != nil {
 			return nil, fmt.Errorf("%w in:\n%s", p.err, p.src)
 		}
+		// Every piece was formatted as a whole file; cut the wrapper off.
+		s := string(p.out)
 		switch p.kind {
 		case pieceFile:
-			out.Write(p.out)
+			out.WriteString(s)
+			continue
 		case pieceDecl:
-			out.WriteByte('\n')
-			out.Write(p.out)
+			s = strings.TrimPrefix(s, declPrefix)
 		case pieceSig:
 			// Formatted with an empty body: keep everything up to "{".
-			out.WriteByte('\n')
-			sig := strings.TrimSuffix(string(p.out), "}\n")
-			out.WriteString(sig)
+			s = strings.TrimSuffix(strings.TrimPrefix(s, declPrefix), "}\n")
 		case pieceStmts:
-			for _, line := range strings.SplitAfter(string(p.out), "\n") {
-				if line != "\n" && line != "" {
-					out.WriteByte('\t')
-				}
-				out.WriteString(line)
-			}
+			s = strings.TrimSuffix(strings.TrimPrefix(s, stmtPrefix), "}\n")
 		}
+		if p.kind != pieceStmts {
+			out.WriteByte('\n')
+		}
+		out.WriteString(s)
 	}
 	out.WriteString("}\n")
 	return out.Bytes(), nil
 }
+
+// Wrappers that make each piece a whole file, so format.Source parses it
+// once (a partial source would be tried as a file, then as declarations,
+// then as statements).
+const (
+	declPrefix = "package p\n\n"
+	stmtPrefix = "package p\n\nfunc _() {\n"
+)
 
 func (e *emitter) importTypes(f *jen.File, t TypeExpr) {
 	if t.Path != "" {
