@@ -85,6 +85,7 @@ func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
 	var recvOf []*types.TypeName // receiver type of each m.Handlers entry
 
 	// Groups first, so jobs can find them.
+	var groupSpecs []*spec // the spec of each m.Groups entry
 	for _, s := range groups {
 		trig, kind, _ := readTrigger(s, c.r)
 		checkPlace(s, onGroup, kind, c.r)
@@ -96,6 +97,7 @@ func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
 		}
 		ids.add(st.str, s.d.keyPos(st.arg))
 		m.Groups = append(m.Groups, Group{ID: st.str, Trigger: trig, Options: s.options(), Source: s.d.src})
+		groupSpecs = append(groupSpecs, s)
 	}
 
 	for _, h := range c.sortHandlers(handlers) {
@@ -129,9 +131,9 @@ func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
 		m.Handlers = append(m.Handlers, h.Handler)
 		recvOf = append(recvOf, h.recv)
 	}
-	for i, s := range groups {
-		if i < len(m.Groups) && len(m.Groups[i].Jobs) == 0 {
-			c.r.warnf(s.d.pos, "empty-group", "group %q has no jobs; add group=%s to a //chronos:schedule", m.Groups[i].ID, m.Groups[i].ID)
+	for i, g := range m.Groups {
+		if len(g.Jobs) == 0 {
+			c.r.warnf(groupSpecs[i].d.pos, "empty-group", "group %q has no jobs; add group=%s to a //chronos:schedule", g.ID, g.ID)
 		}
 	}
 

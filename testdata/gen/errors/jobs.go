@@ -107,3 +107,14 @@ func Unknown(ctx context.Context) error { return nil }
 //
 //chronos:group id=g2 every=1h
 func GroupOnFunc(ctx context.Context) error { return nil }
+
+// NoID is a group without an id, and Lonely one without jobs; the warning
+// lands on Lonely.
+//
+//chronos:group every=1h
+type NoID struct{}
+
+// Lonely has no jobs.
+//
+//chronos:group id=lonely every=1h
+type Lonely struct{}
