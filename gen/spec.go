@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chronos-go/chronos/gen/directive"
+	"github.com/chronos-go/chronos/runtime/trigger"
 )
 
 // setting is one key=value of a directive, read against the key table.
@@ -222,7 +223,11 @@ func readTrigger(s *spec, r *reporter) (Trigger, triggerKind, bool) {
 			r.errorf(s.d.keyPos(f.arg), "conflicting-keys", "forever=false needs repeat=N (the number of repeats after the first fire)")
 		}
 		if err := checkSimple(t); err != nil {
-			st, _ := s.get("every")
+			at := "every"
+			if errors.Is(err, trigger.ErrEndBeforeStart) {
+				at = "end"
+			}
+			st, _ := s.get(at)
 			r.errorf(s.d.valPos(st.arg, 0), "bad-trigger", "%v", err)
 		}
 	}

@@ -118,3 +118,8 @@ type NoID struct{}
 //
 //chronos:group id=lonely every=1h
 type Lonely struct{}
+
+// Backwards ends before it starts.
+//
+//chronos:schedule every=1h start=2026-06-01T00:00:00Z end=2026-01-01T00:00:00Z
+func Backwards(ctx context.Context) error { return nil }
