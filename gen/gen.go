@@ -11,8 +11,11 @@
 //	emit      jennifer, gofmt'd, deterministic (Emit)
 //	write     atomic, skipped when unchanged, or compared under -check
 //
-// Generate does everything but the write and returns the files; Write and
-// Drift apply or compare them. docs/directives.md describes the directives.
+// Generate does everything but the write and returns the files; File.Write
+// applies one and File.Diff compares it with the disk (chronosgen -check).
+// Check and Emit are the validating and emitting steps on their own, for
+// tools that load packages themselves. docs/directives.md describes the
+// directives.
 package gen
 
 import (
