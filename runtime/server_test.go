@@ -654,3 +654,42 @@ func TestEnqueueManyAddsEveryTaskInOneBatch(t *testing.T) {
 		t.Fatalf("dedup within a batch = %+v %+v, %v", dups[0], dups[1], err)
 	}
 }
+
+func TestDeadLettersAreCappedOldestFirst(t *testing.T) {
+	e := newEnv(t)
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		return chronos.ErrSkipRetry
+	})
+	e.serve(t, mux, chronos.ServerConfig{Concurrency: 1, DeadRetention: 2})
+	var ids []string
+	for range 3 {
+		ids = append(ids, e.enqueue(t, Greet{}).ID)
+		waitDead(t, e, min(len(ids), 2))
+		eventually(t, "the dead letter", func() bool {
+			_, err := e.insp.GetDead(context.Background(), ids[len(ids)-1])
+			return err == nil
+		})
+	}
+	if n, _ := e.insp.CountDead(context.Background()); n != 2 {
+		t.Fatalf("dead letters = %d, want 2", n)
+	}
+	if _, err := e.insp.GetDead(context.Background(), ids[0]); !errors.Is(err, chronos.ErrTaskNotFound) {
+		t.Fatalf("oldest dead letter still there: %v", err)
+	}
+}
+
+func TestNamespacesKeepTheirKeysApart(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	billing := chronos.NewClient(e.rdb, chronos.WithNamespace("billing"))
+	if _, err := billing.Enqueue(ctx, Greet{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.rdb.XLen(ctx, "{billing}:q:default").Val(); n != 1 {
+		t.Fatalf("{billing} stream length = %d", n)
+	}
+	if n := e.rdb.Exists(ctx, "{chronos}:q:default").Val(); n != 0 {
+		t.Fatal("a billing task landed in the default namespace")
+	}
+}
