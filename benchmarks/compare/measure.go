@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -98,12 +99,15 @@ type sample struct {
 	trips    int64
 	cpu      time.Duration // user+sys of this process
 	redisCPU float64       // seconds, user+sys of redis-server
+	// redisWait is how long redis-server has waited for a CPU while
+	// runnable (Linux schedstat; -1 when unknown).
+	redisWait time.Duration
 }
 
-func takeSample(ctx context.Context, admin *redis.Client, rt *roundTrips) (sample, error) {
+func takeSample(ctx context.Context, admin *redis.Client, rt *roundTrips, redisPID int) (sample, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	s := sample{mallocs: ms.Mallocs, bytes: ms.TotalAlloc, trips: rt.n.Load(), cpu: processCPU()}
+	s := sample{mallocs: ms.Mallocs, bytes: ms.TotalAlloc, trips: rt.n.Load(), cpu: processCPU(), redisWait: runQueueWait(redisPID)}
 	cpu, err := redisCPU(ctx, admin)
 	if err != nil {
 		return s, err
@@ -121,18 +125,56 @@ type usage struct {
 	tripsPerTask   float64
 	cpuPerTask     time.Duration
 	redisCPUPerTsk time.Duration
+	redisWaitShare float64 // of the elapsed time, in percent; -1 when unknown
 }
 
 func since(a, b sample, tasks int) usage {
 	n := float64(max(tasks, 1))
-	return usage{
+	u := usage{
 		elapsed:        b.at.Sub(a.at),
 		allocsPerTask:  float64(b.mallocs-a.mallocs) / n,
 		bytesPerTask:   float64(b.bytes-a.bytes) / n,
 		tripsPerTask:   float64(b.trips-a.trips) / n,
 		cpuPerTask:     time.Duration(float64(b.cpu-a.cpu) / n),
+		redisWaitShare: -1,
 		redisCPUPerTsk: time.Duration((b.redisCPU - a.redisCPU) / n * float64(time.Second)),
 	}
+	if a.redisWait >= 0 && b.redisWait >= 0 && b.at.After(a.at) {
+		u.redisWaitShare = 100 * float64(b.redisWait-a.redisWait) / float64(b.at.Sub(a.at))
+	}
+	return u
+}
+
+// runQueueWait returns how long process pid has spent runnable but waiting
+// for a CPU, summed over its threads, from /proc/PID/task/*/schedstat; -1
+// when pid is 0 or the system does not tell. A redis-server that waits a
+// large share of the time is starved by the machine, and then every rate
+// measures the machine's load more than the queue.
+func runQueueWait(pid int) time.Duration {
+	if pid == 0 {
+		return -1
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return -1
+	}
+	var total time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			return -1
+		}
+		ns, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return -1
+		}
+		total += time.Duration(ns)
+	}
+	return total
 }
 
 // redisCPU returns the CPU seconds redis-server has used, from INFO cpu.

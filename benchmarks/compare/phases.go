@@ -29,6 +29,8 @@ type bench struct {
 	sys   system
 	rt    *roundTrips
 	pad   string
+	// redisPID is the private redis-server's process, 0 for an external one.
+	redisPID int
 }
 
 // values are the figures one bench produced, by metric.
@@ -79,7 +81,7 @@ func (b *bench) warmUp(ctx context.Context) error {
 }
 
 func (b *bench) sample(ctx context.Context) (sample, error) {
-	return takeSample(ctx, b.admin, b.rt)
+	return takeSample(ctx, b.admin, b.rt, b.redisPID)
 }
 
 // enqueue measures enqueue throughput: serially, then with cfg.clients
@@ -162,7 +164,7 @@ func (b *bench) process(ctx context.Context) (values, error) {
 		mProcCPU:      micros(u.cpuPerTask),
 		mProcRedisCPU: micros(u.redisCPUPerTsk),
 		mProcDups:     float64(tr.dups.Load()),
-	}, nil
+	}.withWait(mProcRedisWait, u), nil
 }
 
 // e2e measures enqueueing cfg.tasks while the server runs: from the first
@@ -199,7 +201,7 @@ func (b *bench) e2e(ctx context.Context) (values, error) {
 		mE2ERedisCPU: micros(u.redisCPUPerTsk),
 		mE2ETotalCPU: micros(u.cpuPerTask + u.redisCPUPerTsk),
 		mE2EDups:     float64(tr.dups.Load()),
-	}, nil
+	}.withWait(mE2ERedisWait, u), nil
 }
 
 // latency measures enqueue-to-start latency at a light, steady load: after
@@ -242,6 +244,14 @@ func (b *bench) latency(ctx context.Context) (values, error) {
 		mLatP99: millis(percentile(lat, 99)),
 		mLatMax: millis(lat[n-1]),
 	}, nil
+}
+
+// withWait adds redis-server's run-queue wait share as m, when known.
+func (v values) withWait(m metric, u usage) values {
+	if u.redisWaitShare >= 0 {
+		v[m] = u.redisWaitShare
+	}
+	return v
 }
 
 // percentile returns the p-th percentile of sorted by the nearest-rank

@@ -35,6 +35,8 @@ const (
 	mProcRedisCPU
 	mE2ERedisCPU
 	mE2ETotalCPU
+	mProcRedisWait
+	mE2ERedisWait
 	mProcDups
 	mE2EDups
 	numMetrics
@@ -87,6 +89,10 @@ func (m metric) label(cfg *config) string {
 		return "redis-server CPU µs/task, end-to-end"
 	case mE2ETotalCPU:
 		return "both together, CPU µs/task, end-to-end"
+	case mProcRedisWait:
+		return "redis-server waiting for a CPU, process (% of time)"
+	case mE2ERedisWait:
+		return "redis-server waiting for a CPU, end-to-end (% of time)"
 	case mProcDups:
 		return "duplicate runs, process"
 	case mE2EDups:

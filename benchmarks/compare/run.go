@@ -82,7 +82,7 @@ func run(ctx context.Context, cfg *config, out io.Writer) error {
 	if len(vs) == 0 {
 		return errors.New("no systems selected")
 	}
-	opt, closeRedis, err := redisOptions(ctx, cfg)
+	opt, redisPID, closeRedis, err := redisOptions(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func run(ctx context.Context, cfg *config, out io.Writer) error {
 	warm := *cfg
 	warm.tasks = min(cfg.warmup, cfg.tasks)
 	for _, v := range vs {
-		if _, err := measure(ctx, &warm, admin, opt, v, phaseE2E); err != nil {
+		if _, err := measure(ctx, &warm, admin, opt, redisPID, v, phaseE2E); err != nil {
 			return fmt.Errorf("warm-up of %s: %w", v.label, err)
 		}
 	}
@@ -115,7 +115,7 @@ func run(ctx context.Context, cfg *config, out io.Writer) error {
 				if !v.runs(ph) {
 					continue
 				}
-				got, err := measure(ctx, cfg, admin, opt, v, ph)
+				got, err := measure(ctx, cfg, admin, opt, redisPID, v, ph)
 				if err != nil {
 					return fmt.Errorf("round %d, phase %s, %s: %w", r+1, ph, v.label, err)
 				}
@@ -132,7 +132,7 @@ func run(ctx context.Context, cfg *config, out io.Writer) error {
 
 // measure runs one phase for one variant on a flushed Redis, with a fresh
 // client whose round trips are counted.
-func measure(ctx context.Context, cfg *config, admin *redis.Client, opt *redis.Options, v variant, phase string) (values, error) {
+func measure(ctx context.Context, cfg *config, admin *redis.Client, opt *redis.Options, redisPID int, v variant, phase string) (values, error) {
 	o := *opt
 	if cfg.pool > 0 {
 		o.PoolSize = cfg.pool
@@ -141,7 +141,7 @@ func measure(ctx context.Context, cfg *config, admin *redis.Client, opt *redis.O
 	defer c.Close()
 	rt := new(roundTrips)
 	c.AddHook(rt)
-	b := &bench{cfg: cfg, admin: admin, sys: v.make(c), rt: rt, pad: padFor(cfg.payload)}
+	b := &bench{cfg: cfg, admin: admin, sys: v.make(c), rt: rt, pad: padFor(cfg.payload), redisPID: redisPID}
 
 	ctx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, fmt.Errorf("-timeout %v passed", cfg.timeout))
 	defer cancel()
@@ -165,23 +165,24 @@ func measure(ctx context.Context, cfg *config, admin *redis.Client, opt *redis.O
 }
 
 // redisOptions returns the options of the Redis to use: cfg.redisURL, or a
-// private redis-server started here and stopped by the returned function.
-func redisOptions(ctx context.Context, cfg *config) (*redis.Options, func(), error) {
+// private redis-server started here, whose PID it returns too (0 for
+// cfg.redisURL) and which the returned function stops.
+func redisOptions(ctx context.Context, cfg *config) (*redis.Options, int, func(), error) {
 	if cfg.redisURL != "" {
 		opt, err := redis.ParseURL(cfg.redisURL)
 		if err != nil {
-			return nil, nil, fmt.Errorf("-redis: %w", err)
+			return nil, 0, nil, fmt.Errorf("-redis: %w", err)
 		}
 		if opt.Network != "unix" && !isLoopback(opt.Addr) {
-			return nil, nil, fmt.Errorf("-redis %s: not a loopback address; run the benchmark on the Redis host so the network is not what gets measured", opt.Addr)
+			return nil, 0, nil, fmt.Errorf("-redis %s: not a loopback address; run the benchmark on the Redis host so the network is not what gets measured", opt.Addr)
 		}
-		return opt, func() {}, nil
+		return opt, 0, func() {}, nil
 	}
 	srv, err := redisproc.Start(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
-	return &redis.Options{Addr: srv.Addr}, func() { _ = srv.Close() }, nil
+	return &redis.Options{Addr: srv.Addr}, srv.PID(), func() { _ = srv.Close() }, nil
 }
 
 func printHeader(ctx context.Context, w io.Writer, cfg *config, opt *redis.Options, admin *redis.Client) error {

@@ -105,6 +105,9 @@ func launch(ctx context.Context, dir string, port int) (*Server, error) {
 	return nil, errors.New("redis-server did not answer PING within 15s")
 }
 
+// PID is the process ID of the server.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // Close stops the server and removes its data directory.
 func (s *Server) Close() error {
 	s.kill()
