@@ -479,8 +479,15 @@ func (ss *session) requests(ctx context.Context) {
 			reqs = append(reqs, &fireReq{id: e.id, plan: e.plan, slot: slot, at: slot,
 				dedup: e.id + ":req:" + rq.ID, source: "request"})
 		case schedstore.KindBackfill:
-			t, ok := e.plan.trig.FireTimeAfter(rq.From.Add(-time.Millisecond))
-			for ; ok && !t.After(rq.To) && len(reqs) < maxBackfill; t, ok = e.plan.trig.FireTimeAfter(t) {
+			// A cron trigger starts at the schedule's creation; a backfill may
+			// reach back before it.
+			trig := e.plan.trig
+			if c, ok := trig.(trigger.Cron); ok && rq.From.Before(c.Start) {
+				c.Start = rq.From
+				trig = c
+			}
+			t, ok := trig.FireTimeAfter(rq.From.Add(-time.Millisecond))
+			for ; ok && !t.After(rq.To) && len(reqs) < maxBackfill; t, ok = trig.FireTimeAfter(t) {
 				reqs = append(reqs, &fireReq{id: e.id, plan: e.plan, slot: t, at: t,
 					dedup: fmt.Sprintf("%s:req:%s:%d", e.id, rq.ID, t.Unix()), source: "backfill"})
 			}

@@ -378,7 +378,7 @@ func primeState(t *testing.T, e *schedEnv, id string, reg func(*Scheduler), next
 	key := "{chronos}:sched:" + id
 	err := e.rdb.HSet(ctx, key, "next_fire", next.UnixMilli(), "last_fired", prev.UnixMilli(),
 		"trigger_start", prev.Add(-time.Hour).UnixMilli(), "repeat_count", -1, "times_triggered", 5,
-		"state_saved", time.Now().Add(time.Second).UnixMilli()).Err()
+		"state_saved", time.Now().Add(time.Second).UnixMilli(), "created", prev.Add(-time.Hour).UnixMilli()).Err()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +420,7 @@ func TestCatchupAfterAnOutageFollowsThePolicy(t *testing.T) {
 				got = append(got, time.UnixMilli(m.TriggerTime).UTC())
 			}
 			if !slices.EqualFunc(got, c.want, time.Time.Equal) {
-				t.Fatalf("%s: enqueued triggers %v, want %v", c.policy, got, c.want)
+				t.Fatalf("%s: enqueued triggers %v, want %v\n%s", c.policy, got, c.want, e.logs)
 			}
 			if !strings.Contains(e.logs.String(), "catch-up") {
 				t.Errorf("catch-up decision not logged:\n%s", e.logs)
