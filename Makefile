@@ -4,7 +4,7 @@ PKGS    ?= ./...
 # Race-enabled tests on two cores stay well under ten minutes.
 TESTFLAGS ?= -race -timeout 9m
 
-.PHONY: all demo test lint generate bench bench-compare vectors fuzz ensure-redis help
+.PHONY: all demo test lint generate bench bench-compare vectors fuzz ensure-redis help chaos
 
 all: lint test
 
@@ -17,6 +17,7 @@ help:
 	@echo "make bench-compare  chronos vs asynq v0.26 on one private Redis (BENCHFLAGS=-rounds 5 ...)"
 	@echo "make vectors   regenerate Quartz test vectors (needs Java + libquartz2-java)"
 	@echo "make fuzz      run each fuzz target for FUZZTIME (default 30s)"
+	@echo "make chaos     scheduler chaos test as processes for CHAOS_DURATION (default 10m)"
 
 demo:
 	$(GO) run ./examples/demo
@@ -51,3 +52,8 @@ vectors:
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./runtime/cron
+
+# The scheduler's chaos test, long version (the 25 s version runs in make test).
+CHAOS_DURATION ?= 10m
+chaos: ensure-redis
+	$(GO) test -race -count=1 -v -run '^TestChaos$$' -timeout 60m ./runtime/internal/chaos -chaos.duration=$(CHAOS_DURATION)
