@@ -2,6 +2,7 @@ package cron
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -164,4 +165,25 @@ func TestLoadLocation(t *testing.T) {
 			t.Errorf("LoadLocation(%q) error = %v, want ErrInvalidZone", name, err)
 		}
 	}
+}
+
+// An Expression and the zone cache are shared by every goroutine of a
+// scheduler; run with -race.
+func TestConcurrentUse(t *testing.T) {
+	e := MustParse("0 */15 * * * ?")
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			loc, err := LoadLocation("America/New_York")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			at := time.Date(2025, 11, 2, i, 0, 0, 0, loc)
+			for range 100 {
+				at = e.Next(at, loc)
+			}
+		})
+	}
+	wg.Wait()
 }
