@@ -35,6 +35,7 @@ func TestRunTiny(t *testing.T) {
 		"allocs/task, enqueue", "allocs/task, process",
 		"chronos/asynq", "asynq TaskCheckInterval=10ms",
 		"spread over rounds",
+		"targets for chronos (medians): end-to-end >= 2x asynq: ",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q", want)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -185,6 +186,7 @@ func (r *results) print(w io.Writer, cfg *config, variants []variant) {
 		}
 	}
 	tw.Flush()
+	r.printTargets(w, cfg)
 
 	if cfg.rounds < 2 {
 		return
@@ -211,6 +213,30 @@ func (r *results) print(w io.Writer, cfg *config, variants []variant) {
 		fmt.Fprint(tw, "\n")
 	}
 	tw.Flush()
+}
+
+// printTargets says whether the medians meet the targets set for chronos:
+// end-to-end throughput at least twice asynq's (as configured by default),
+// and p99 latency under 10 ms at a light load.
+func (r *results) printTargets(w io.Writer, cfg *config) {
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT met"
+	}
+	var lines []string
+	c, okC := r.median(mE2E, "chronos")
+	if a, okA := r.median(mE2E, "asynq (default)"); okC && okA && a > 0 {
+		lines = append(lines, fmt.Sprintf("end-to-end >= 2x asynq: %.2fx, %s", c/a, verdict(c >= 2*a)))
+	}
+	if p99, ok := r.median(mLatP99, "chronos"); ok {
+		lines = append(lines, fmt.Sprintf("latency p99 < 10 ms at %d/s: %s ms, %s", cfg.rate, format(p99), verdict(p99 < 10)))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ntargets for chronos (medians): %s\n", strings.Join(lines, "; "))
 }
 
 // format prints x with about three significant digits, without exponent.
