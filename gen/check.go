@@ -89,7 +89,6 @@ func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
 	for _, s := range groups {
 		trig, kind, _ := readTrigger(s, c.r)
 		checkPlace(s, onGroup, kind, c.r)
-		checkPairs(s, c.r)
 		st, ok := s.get("id")
 		if !ok {
 			c.r.errorf(s.d.pos, "missing-id", "a group needs id=… (the jobs join it with group=…)")
@@ -114,7 +113,6 @@ func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
 			}
 			if g, ok := s.get("group"); ok {
 				checkPlace(s, onJob, anyTrigger, c.r)
-				checkPairs(s, c.r)
 				gi := slices.IndexFunc(m.Groups, func(x Group) bool { return x.ID == g.str })
 				if gi < 0 {
 					c.unknownGroup(s, g, m.Groups)
@@ -125,7 +123,6 @@ func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
 			}
 			trig, kind, _ := readTrigger(s, c.r)
 			checkPlace(s, onSchedule, kind, c.r)
-			checkPairs(s, c.r)
 			m.Schedules = append(m.Schedules, Schedule{ID: id, Handler: hi, Trigger: trig, Options: s.options(), Source: s.d.src})
 		}
 		m.Handlers = append(m.Handlers, h.Handler)
@@ -154,7 +151,6 @@ func (c *checker) checkSpecAlone(s *spec) {
 		_, kind, _ := readTrigger(s, c.r)
 		checkPlace(s, onSchedule, kind, c.r)
 	}
-	checkPairs(s, c.r)
 }
 
 func (c *checker) unknownGroup(s *spec, g setting, groups []Group) {

@@ -456,8 +456,6 @@ func options(opts []Option) []jen.Code {
 			c = q("WithTimeout").Call(durationCode(o.Dur))
 		case "process-in":
 			c = q("WithProcessIn").Call(durationCode(o.Dur))
-		case "dedup-key":
-			c = q("WithDedupKey").Call(jen.Lit(o.Str), durationCode(o.Dur2))
 		default:
 			panic("chronosgen: no option for key " + o.Key) // the key table and this switch disagree
 		}

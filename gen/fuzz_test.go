@@ -35,7 +35,7 @@ func FuzzCheckDirective(f *testing.F) {
 		`cron="0 0 2 * * ?" tz="Asia/Seoul" misfire=doNothing isolated=false`,
 		`every=30s queue=critical max-retry=3`,
 		`every=30s start-delay=10s repeat=9 misfire=rescheduleNextWithRemainingCount`,
-		`cron='0 0 * * *' dst=shiftGap overlap=bufferOne dedup-key=k dedup-ttl=1h timeout=1m process-in=1s`,
+		`cron='0 0 * * *' dst=shiftGap overlap=bufferOne timeout=1m process-in=1s`,
 		`every=1h start=2026-01-01T00:00:00Z end=2027-01-01T00:00:00+09:00 forever=true`,
 		`group=nightly id=x`,
 		`cron="0\t0 2 * 13 ?"`,

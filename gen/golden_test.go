@@ -175,8 +175,67 @@ func TestGoldenCompiles(t *testing.T) {
 	if missing := missingSymbols(t, root); len(missing) > 0 {
 		t.Skipf("runtime lacks %s (docs/api-contract.md); generated code cannot compile yet", strings.Join(missing, ", "))
 	}
-	vetGoldens(t, root, nil)
+	vetGoldens(t, root, nil, true)
 }
+
+// registerTest is added to every case in TestGoldenCompiles: it calls the
+// generated entry point against the real runtime, which validates every
+// schedule as it is declared (locally: nothing reaches Redis before
+// Start). The generator and the runtime must agree on what is valid.
+const registerTest = `package %s
+
+import (
+	"reflect"
+	"testing"
+
+	chronos "github.com/chronos-go/chronos/runtime"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestChronosgenRegister(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer rdb.Close()
+	fn := reflect.ValueOf(RegisterChronosJobs)
+	args := []reflect.Value{
+		reflect.ValueOf(chronos.NewScheduler(rdb, chronos.SchedulerConfig{})),
+		reflect.ValueOf(chronos.NewMux()),
+	}
+	for i := 2; i < fn.Type().NumIn(); i++ {
+		args = append(args, chronosgenReceiver(fn.Type().In(i)))
+	}
+	if err, _ := fn.Call(args)[0].Interface().(error); err != nil {
+		t.Fatalf("RegisterChronosJobs: %%v", err)
+	}
+}
+
+// chronosgenReceiver makes a receiver, with no-op funcs in its func fields.
+func chronosgenReceiver(t reflect.Type) reflect.Value {
+	ptr := t.Kind() == reflect.Pointer
+	if ptr {
+		t = t.Elem()
+	}
+	v := reflect.New(t)
+	if t.Kind() == reflect.Struct {
+		for i := 0; i < t.NumField(); i++ {
+			f := v.Elem().Field(i)
+			if f.Kind() == reflect.Func && f.CanSet() {
+				ft := f.Type()
+				f.Set(reflect.MakeFunc(ft, func([]reflect.Value) []reflect.Value {
+					out := make([]reflect.Value, ft.NumOut())
+					for j := range out {
+						out[j] = reflect.Zero(ft.Out(j))
+					}
+					return out
+				}))
+			}
+		}
+	}
+	if ptr {
+		return v
+	}
+	return v.Elem()
+}
+`
 
 // contractShim declares, as in docs/api-contract.md, each runtime symbol
 // generated code uses; bodies do nothing.
@@ -232,12 +291,13 @@ func TestGoldenCompilesAgainstContract(t *testing.T) {
 	overlay := fmt.Sprintf(`{"Replace":{%q:%q}}`, filepath.Join(root, "runtime", "zz_contract_shim.go"), shim)
 	writeFile(t, filepath.Join(dir, "overlay.json"), []byte(overlay))
 	t.Logf("shimmed: %s", strings.Join(missing, ", "))
-	vetGoldens(t, root, []string{"-overlay=" + filepath.Join(dir, "overlay.json")})
+	vetGoldens(t, root, []string{"-overlay=" + filepath.Join(dir, "overlay.json")}, false)
 }
 
 // vetGoldens copies every case that generates, with its golden output,
-// into one temporary module and runs go vet on it.
-func vetGoldens(t *testing.T, root string, flags []string) {
+// into one temporary module and runs go vet on it, and with register set
+// also go test with registerTest in every case.
+func vetGoldens(t *testing.T, root string, flags []string, register bool) {
 	t.Helper()
 	mod := t.TempDir()
 	gomod := "module example.com/golden\n\ngo 1.26.0\n\nrequire github.com/chronos-go/chronos v0.0.0\n\nreplace github.com/chronos-go/chronos => " + root + "\n"
@@ -262,6 +322,9 @@ func vetGoldens(t *testing.T, root string, flags []string) {
 			writeFile(t, filepath.Join(mod, c, filepath.Base(f)), b)
 		}
 		writeFile(t, filepath.Join(mod, c, DefaultOutput), src)
+		if register {
+			writeFile(t, filepath.Join(mod, c, "chronosgen_register_test.go"), []byte(fmt.Sprintf(registerTest, c)))
+		}
 		built++
 	}
 	if built == 0 {
@@ -272,6 +335,16 @@ func vetGoldens(t *testing.T, root string, flags []string) {
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go vet of the golden outputs: %v\n%s", err, out)
+	}
+	t.Logf("go vet passed on %d golden outputs", built)
+	if !register {
+		return
+	}
+	cmd = exec.Command("go", "test", "./...")
+	cmd.Dir = mod
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("registering the golden outputs with the real runtime: %v\n%s", err, out)
 	}
 }
 

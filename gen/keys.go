@@ -115,10 +115,6 @@ var keys = []key{
 		doc: "Per-attempt time limit of each task."},
 	{name: "process-in", typ: typeDuration, on: onSchedule | onJob | onGroup,
 		doc: "Enqueue each task to run this long after its fire time."},
-	{name: "dedup-key", typ: typeString, on: onSchedule | onJob | onGroup,
-		doc: "Deduplication key of each task; requires `dedup-ttl`."},
-	{name: "dedup-ttl", typ: typeDuration, on: onSchedule | onJob | onGroup,
-		doc: "How long `dedup-key` suppresses duplicates; requires `dedup-key`."},
 }
 
 // triggerKeys are the keys that define a trigger; they are forbidden on a

@@ -77,7 +77,6 @@ type Option struct {
 	Int  int
 	Bool bool
 	Dur  time.Duration
-	Dur2 time.Duration // dedup ttl next to dedup key
 }
 
 // Source is where a schedule was declared.

@@ -239,17 +239,6 @@ func readTrigger(s *spec, r *reporter) (Trigger, triggerKind, bool) {
 	return t, kind, len(r.diags) == before
 }
 
-// checkPairs reports keys that need a partner.
-func checkPairs(s *spec, r *reporter) {
-	if s.has("dedup-key") != s.has("dedup-ttl") {
-		if s.has("dedup-key") {
-			r.errorf(s.pos("dedup-key"), "conflicting-keys", "dedup-key needs dedup-ttl")
-		} else {
-			r.errorf(s.pos("dedup-ttl"), "conflicting-keys", "dedup-ttl needs dedup-key")
-		}
-	}
-}
-
 // options returns the settings that become chronos options, in key-table
 // order. Keys that shape the trigger or identity are not options.
 func (s *spec) options() []Option {
@@ -260,11 +249,8 @@ func (s *spec) options() []Option {
 			continue
 		}
 		switch k.name {
-		case "id", "group", "cron", "every", "start-delay", "start", "end", "repeat", "forever", "dedup-ttl":
+		case "id", "group", "cron", "every", "start-delay", "start", "end", "repeat", "forever":
 			continue
-		case "dedup-key":
-			ttl, _ := s.get("dedup-ttl")
-			opts = append(opts, Option{Key: k.name, Str: st.str, Dur2: ttl.dur})
 		default:
 			opts = append(opts, Option{Key: k.name, Str: st.str, Int: st.n, Bool: st.b, Dur: st.dur})
 		}

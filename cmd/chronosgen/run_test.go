@@ -58,7 +58,7 @@ func TestHelpDirectivesListsEveryKey(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, k := range []string{"cron", "every", "start-delay", "repeat", "forever", "start", "end", "tz", "dst", "misfire", "isolated", "overlap", "id", "group", "queue", "max-retry", "timeout", "process-in", "dedup-key", "dedup-ttl"} {
+	for _, k := range []string{"cron", "every", "start-delay", "repeat", "forever", "start", "end", "tz", "dst", "misfire", "isolated", "overlap", "id", "group", "queue", "max-retry", "timeout", "process-in"} {
 		if !strings.Contains(out, "\n  "+k+" ") {
 			t.Errorf("-help-directives does not list %s", k)
 		}

@@ -131,7 +131,6 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, jobs *Jobs)
 		chronos.WithOverlap(chronos.OverlapSkip),
 		chronos.WithTimeout(90*time.Second),
 		chronos.WithProcessIn(time.Minute),
-		chronos.WithDedupKey("warmup", time.Hour),
 		chronos.WithSource("jobs.go", 35),
 	); err != nil {
 		return fmt.Errorf("schedule warmup-hourly: %w", err)

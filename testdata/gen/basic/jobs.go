@@ -32,7 +32,7 @@ func (j *Jobs) HealthCheck(ctx context.Context, t *chronos.Task[HealthCheckArgs]
 // Warmup runs twice: ten warm-up passes after start, and hourly.
 //
 //chronos:schedule id=warmup-burst every=30s start-delay=10s repeat=9 misfire=rescheduleNextWithRemainingCount
-//chronos:schedule id=warmup-hourly cron=`0 0 * * * ?` dst=shiftGap overlap=skip timeout=90s process-in=1m dedup-key='warmup' dedup-ttl=1h
+//chronos:schedule id=warmup-hourly cron=`0 0 * * * ?` dst=shiftGap overlap=skip timeout=90s process-in=1m
 func (j Jobs) Warmup(ctx context.Context) error { return nil }
 
 // Stats are what CountUsers reports.

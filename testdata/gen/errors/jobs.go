@@ -56,7 +56,7 @@ func Typos(ctx context.Context) error { return nil }
 
 // Conflicts sets keys that exclude each other or do not fit.
 //
-//chronos:schedule every=1m start-delay=1s start=2026-01-01T00:00:00Z repeat=3 forever=true tz=UTC dedup-key=x
+//chronos:schedule every=1m start-delay=1s start=2026-01-01T00:00:00Z repeat=3 forever=true tz=UTC
 func Conflicts(ctx context.Context) error { return nil }
 
 // Values has values of the wrong type.
