@@ -194,7 +194,8 @@ func printHeader(ctx context.Context, w io.Writer, cfg *config, opt *redis.Optio
 	if cfg.redisURL != "" {
 		where = "from -redis/REDIS_URL, flushed before each measurement"
 	}
-	fmt.Fprintf(w, "chronos %s vs asynq %s, one process, one Redis\n", moduleVersion("github.com/chronos-go/chronos"), moduleVersion("github.com/hibiken/asynq"))
+	fmt.Fprintf(w, "chronos %s vs asynq %s, one process, one Redis, both through go-redis %s\n",
+		moduleVersion("github.com/chronos-go/chronos"), moduleVersion("github.com/hibiken/asynq"), moduleVersion("github.com/redis/go-redis/v9"))
 	fmt.Fprintf(w, "go version: %s %s/%s   GOMAXPROCS: %d   NumCPU: %d\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
 	fmt.Fprintf(w, "redis: %s at %s (%s)   go-redis pool: %s\n", ver, opt.Addr, where, poolLabel(cfg.pool))
 	fmt.Fprintf(w, "load average at start: %s\n", loadAverage())
