@@ -178,11 +178,11 @@ func TestGoldenCompiles(t *testing.T) {
 	vetGoldens(t, root, nil, true)
 }
 
-// registerTest is added to every case in TestGoldenCompiles: it calls the
-// generated entry point against the real runtime, which validates every
-// schedule as it is declared (locally: nothing reaches Redis before
-// Start). The generator and the runtime must agree on what is valid.
-const registerTest = `package %s
+// registerTest is a test, built once for all cases in TestGoldenCompiles,
+// that calls every golden entry point against the real runtime, which
+// validates each schedule as it is declared (locally: nothing reaches Redis
+// before Start). The generator and the runtime must agree on what is valid.
+const registerTest = `package registertest
 
 import (
 	"reflect"
@@ -190,26 +190,31 @@ import (
 
 	chronos "github.com/chronos-go/chronos/runtime"
 	"github.com/redis/go-redis/v9"
-)
+%s)
 
-func TestChronosgenRegister(t *testing.T) {
+var entryPoints = map[string]any{
+%s}
+
+func TestRegister(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer rdb.Close()
-	fn := reflect.ValueOf(RegisterChronosJobs)
-	args := []reflect.Value{
-		reflect.ValueOf(chronos.NewScheduler(rdb, chronos.SchedulerConfig{})),
-		reflect.ValueOf(chronos.NewMux()),
-	}
-	for i := 2; i < fn.Type().NumIn(); i++ {
-		args = append(args, chronosgenReceiver(fn.Type().In(i)))
-	}
-	if err, _ := fn.Call(args)[0].Interface().(error); err != nil {
-		t.Fatalf("RegisterChronosJobs: %%v", err)
+	for name, ep := range entryPoints {
+		fn := reflect.ValueOf(ep)
+		args := []reflect.Value{
+			reflect.ValueOf(chronos.NewScheduler(rdb, chronos.SchedulerConfig{})),
+			reflect.ValueOf(chronos.NewMux()),
+		}
+		for i := 2; i < fn.Type().NumIn(); i++ {
+			args = append(args, receiver(fn.Type().In(i)))
+		}
+		if err, _ := fn.Call(args)[0].Interface().(error); err != nil {
+			t.Errorf("%%s.RegisterChronosJobs: %%v", name, err)
+		}
 	}
 }
 
-// chronosgenReceiver makes a receiver, with no-op funcs in its func fields.
-func chronosgenReceiver(t reflect.Type) reflect.Value {
+// receiver makes a receiver, with no-op funcs in its func fields.
+func receiver(t reflect.Type) reflect.Value {
 	ptr := t.Kind() == reflect.Pointer
 	if ptr {
 		t = t.Elem()
@@ -308,6 +313,7 @@ func vetGoldens(t *testing.T, root string, flags []string, register bool) {
 	}
 	writeFile(t, filepath.Join(mod, "go.sum"), sum)
 	built := 0
+	var imports, entries string
 	for _, c := range goldenCases(t, root) {
 		src, err := os.ReadFile(filepath.Join(root, "golden", c, DefaultOutput))
 		if err != nil {
@@ -322,13 +328,15 @@ func vetGoldens(t *testing.T, root string, flags []string, register bool) {
 			writeFile(t, filepath.Join(mod, c, filepath.Base(f)), b)
 		}
 		writeFile(t, filepath.Join(mod, c, DefaultOutput), src)
-		if register {
-			writeFile(t, filepath.Join(mod, c, "chronosgen_register_test.go"), []byte(fmt.Sprintf(registerTest, c)))
-		}
+		imports += fmt.Sprintf("\t%s \"example.com/golden/%s\"\n", c, c)
+		entries += fmt.Sprintf("\t%q: %s.RegisterChronosJobs,\n", c, c)
 		built++
 	}
 	if built == 0 {
 		t.Fatal("no golden chronos_gen.go found")
+	}
+	if register {
+		writeFile(t, filepath.Join(mod, "registertest", "register_test.go"), []byte(fmt.Sprintf(registerTest, imports, entries)))
 	}
 	cmd := exec.Command("go", append(append([]string{"vet"}, flags...), "./...")...)
 	cmd.Dir = mod
@@ -340,7 +348,7 @@ func vetGoldens(t *testing.T, root string, flags []string, register bool) {
 	if !register {
 		return
 	}
-	cmd = exec.Command("go", "test", "./...")
+	cmd = exec.Command("go", "test", "./registertest")
 	cmd.Dir = mod
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
