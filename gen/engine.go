@@ -1,10 +1,6 @@
 package gen
 
-import (
-	"time"
-
-	"github.com/chronos-go/chronos/runtime/trigger"
-)
+import "github.com/chronos-go/chronos/runtime/trigger"
 
 // This file is the generator's view of the runtime's time engine. Every
 // check here calls the runtime's own code, so go generate and the running
@@ -36,5 +32,3 @@ func checkSimple(t Trigger) error {
 
 // repeatForever is the Repeat value of a simple trigger without end.
 const repeatForever = trigger.RepeatForever
-
-var _ = time.Second
