@@ -6,8 +6,6 @@ import (
 	"go/format"
 	"go/token"
 	"testing"
-
-	"github.com/dave/jennifer/jen"
 )
 
 // emitWhole is the reference for Emit: the same code in one jennifer file,
@@ -27,8 +25,6 @@ func emitWhole(m *Package) ([]byte, error) {
 	err := f.Render(&buf)
 	return buf.Bytes(), err
 }
-
-var _ jen.Code = (*jen.Statement)(nil)
 
 // TestEmitEqualsWholeFileFormatting holds the piecewise, parallel
 // formatting of Emit to the plain one: same bytes, and gofmt-clean.
