@@ -31,7 +31,7 @@ func emitWhole(m *Package) ([]byte, error) {
 func TestEmitEqualsWholeFileFormatting(t *testing.T) {
 	root := repoRoot(t)
 	models := loadModels(t, root, "./testdata/gen/basic", "./testdata/gen/group", "./testdata/gen/shapes", "./testdata/gen/tags", "./testdata/gen/typeerror")
-	models = append(models, loadModels(t, bigModule(t, 300), "./big")...)
+	models = append(models, loadModels(t, bigModule(t, 64), "./big")...) // several statement batches
 	for _, m := range models {
 		got, err := Emit(m)
 		if err != nil {
