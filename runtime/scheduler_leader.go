@@ -25,7 +25,12 @@ type session struct {
 	loop   *firing.Loop
 	cancel context.CancelFunc
 
-	mu        sync.Mutex
+	// fireMu serializes evaluate-and-fire rounds (loop wake-ups, reloads,
+	// repairs, requests): the script refuses a firing older than the
+	// stored last_fired, so two rounds of one schedule must not race.
+	fireMu sync.Mutex
+
+	mu        sync.Mutex // guards entries and their fields
 	entries   map[string]*entry
 	version   string    // last seen value of the registry's change counter
 	lastSweep time.Time // last Sweep
@@ -120,6 +125,8 @@ func (ss *session) refresh(ctx context.Context) {
 	if !ss.trusted() || ctx.Err() != nil {
 		return
 	}
+	ss.fireMu.Lock()
+	defer ss.fireMu.Unlock()
 	s := ss.s
 	v, err := s.rdb.Get(ctx, s.changesKey()).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -342,6 +349,8 @@ func (ss *session) place(e *entry, now time.Time) {
 
 // onFire is the firing loop's callback.
 func (ss *session) onFire(ctx context.Context, now time.Time, batch []firing.Due) {
+	ss.fireMu.Lock()
+	defer ss.fireMu.Unlock()
 	if !ss.trusted() {
 		ss.s.log.Warn("chronos: leader: term no longer trusted; not firing", "epoch", ss.term.Epoch)
 		return
