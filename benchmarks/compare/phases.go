@@ -48,10 +48,11 @@ func (b *bench) args(seq int) benchArgs { return benchArgs{Seq: seq, Pad: b.pad}
 // enqueueAll enqueues tasks 0..n-1 from clients goroutines that share the
 // system's client, as the handlers of a web service would.
 func (b *bench) enqueueAll(ctx context.Context, n, clients int) error {
+	clients = max(clients, 1)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	for range max(clients, 1) {
+	errs := make(chan error, clients) // one per goroutine at most
+	for range clients {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
