@@ -635,3 +635,54 @@ func TestTriggerNowAndBackfillAreCarriedOutOnce(t *testing.T) {
 		t.Fatalf("backfilled triggers %v, want %v", slots, want)
 	}
 }
+
+func TestPausedJobOfAGroupIsLeftOutOfItsFirings(t *testing.T) {
+	e := newSchedEnv(t)
+	ctx := context.Background()
+	e.start(e.scheduler("a", SchedulerConfig{}, func(s *Scheduler) {
+		g := NewGroup(s, "pair", SimpleTrigger(Simple{Every: time.Second, Repeat: -1}))
+		if err := AddJob(g, "first", tick{N: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := AddJob(g, "second", tick{N: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}))
+	waitUntil(t, "a firing of both jobs", func() bool { return len(e.tasks(DefaultQueue)) >= 2 })
+	if err := e.insp.PauseSchedule(ctx, "pair", PauseOptions{Job: "second", Note: "flaky"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.insp.PauseSchedule(ctx, "pair", PauseOptions{Job: "third"}); err == nil {
+		t.Fatal("pausing a job the group does not have: no error")
+	}
+	info, _ := e.insp.Schedule(ctx, "pair")
+	if info.Jobs[1].Paused == nil || info.Jobs[1].Paused.Note != "flaky" || info.Jobs[0].Paused != nil {
+		t.Fatalf("jobs = %+v", info.Jobs)
+	}
+	waitUntil(t, "firings with the second job left out", func() bool {
+		h, _ := e.insp.ScheduleHistory(ctx, "pair", 2)
+		return len(h) == 2 && len(h[0].Jobs) == 1 && len(h[1].Jobs) == 1
+	})
+	h, _ := e.insp.ScheduleHistory(ctx, "pair", 1)
+	if h[0].Jobs[0].Job != "first" || h[0].Jobs[0].Result != "enqueued" {
+		t.Fatalf("last firing = %+v, want only the first job", h[0].Jobs)
+	}
+}
+
+func TestScheduleAddedByANewerInstanceFiresUnderAnOlderLeader(t *testing.T) {
+	e := newSchedEnv(t)
+	old := e.start(e.scheduler("old", SchedulerConfig{Version: "v1.0.0"}, func(s *Scheduler) {
+		_ = RegisterCron(s, "0 0 2 * * ?", tick{}, WithScheduleID("nightly"))
+	}))
+	waitLeader(t, old)
+	e.start(e.scheduler("new", SchedulerConfig{Version: "v1.1.0"}, func(s *Scheduler) {
+		_ = RegisterCron(s, "0 0 2 * * ?", tick{}, WithScheduleID("nightly"))
+		_ = RegisterInterval(s, time.Second, tick{N: 7}, WithScheduleID("added-in-v1.1"))
+	}))
+	waitUntil(t, "the new schedule's firings", func() bool {
+		return len(triggerTimes(t, e.tasks(DefaultQueue), "added-in-v1.1")) >= 2
+	})
+	if _, ok := old.elector.Current(); !ok {
+		t.Fatal("the old instance lost leadership; the test did not show what it means to")
+	}
+}
