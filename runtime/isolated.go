@@ -76,6 +76,14 @@ func registerIsolatedQueue(ns, queue string) {
 	}
 }
 
+// unregisterIsolatedQueue removes queue once its scheduler has shut down,
+// so Servers started later in the process do not serve it.
+func unregisterIsolatedQueue(ns, queue string) {
+	isolatedQueues.mu.Lock()
+	defer isolatedQueues.mu.Unlock()
+	isolatedQueues.m[ns] = slices.DeleteFunc(isolatedQueues.m[ns], func(q string) bool { return q == queue })
+}
+
 // IsolatedQueues returns the isolated queues of namespace ns ("" is the
 // default) registered by Schedulers in this process. Server.Start serves
 // them; it is exported for servers configured by hand elsewhere.

@@ -296,6 +296,9 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 
 	s.cancel()
+	if s.isolated != nil {
+		unregisterIsolatedQueue(s.cfg.Namespace, s.IsolatedQueue())
+	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	var err error
