@@ -123,7 +123,7 @@ func (r *Reports) ExportUsers(ctx context.Context) (ExportResult, error) {
 //
 //chronos:schedule group=month-end-export id=export-orders max-retry=5
 func (r *Reports) ExportOrders(ctx context.Context) (ExportResult, error) {
-	now := time.Now()
+	now := time.Now().UTC() // 31 days of 24 hours, whatever the local zone's DST
 	orders, err := r.source().Orders(ctx, now.AddDate(0, 0, -31), now)
 	if err != nil {
 		return ExportResult{}, fmt.Errorf("export orders: %w", err)
