@@ -2,6 +2,7 @@ package chronos
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -77,25 +78,7 @@ func (s *Server) fetchLoop() {
 		for i := len(ds); i < n; i++ {
 			<-s.slots
 		}
-		if err != nil {
-			if rdb.IsNoGroup(err) { // Redis lost its data (restart without persistence)
-				for _, q := range s.queues {
-					if gerr := s.rdb.EnsureGroup(ctx, q); gerr != nil {
-						err = gerr
-					}
-				}
-			}
-			s.log.Error("chronos: fetch tasks", "error", err)
-			errDelay = min(max(2*errDelay, 50*time.Millisecond), 2*time.Second)
-			select {
-			case <-s.stop:
-				return
-			case <-time.After(errDelay):
-			}
-			continue
-		}
-		errDelay = 0
-		for i, d := range ds {
+		for i, d := range ds { // entries taken are run even if part of the fetch failed
 			if i >= n { // a blocking read can return a batch per queue
 				select {
 				case s.slots <- struct{}{}:
@@ -107,7 +90,36 @@ func (s *Server) fetchLoop() {
 			s.workers.Add(1)
 			go s.work(d)
 		}
+		if err == nil {
+			errDelay = 0
+			continue
+		}
+		if rdb.IsNoGroup(err) { // a new queue, or Redis lost its data (restart without persistence)
+			s.log.Warn("chronos: consumer group missing; creating it", "error", err)
+			if gerr := s.ensureGroups(ctx); gerr != nil {
+				s.log.Error("chronos: create consumer groups", "error", gerr)
+			}
+		} else {
+			s.log.Error("chronos: fetch tasks", "error", err)
+		}
+		errDelay = min(max(2*errDelay, 50*time.Millisecond), 2*time.Second)
+		select {
+		case <-s.stop:
+			return
+		case <-time.After(errDelay):
+		}
 	}
+}
+
+// ensureGroups creates the consumer groups of all served queues.
+func (s *Server) ensureGroups(ctx context.Context) error {
+	var errs []error
+	for _, q := range s.queues {
+		if err := s.rdb.EnsureGroup(ctx, q); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // reclaim takes over up to n tasks whose lease expired, scanning each

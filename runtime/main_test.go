@@ -83,8 +83,14 @@ func newEnv(t *testing.T, opts ...redistest.Options) *env {
 // it down when the test ends.
 func (e *env) serve(t *testing.T, mux *chronos.Mux, cfg chronos.ServerConfig) *chronos.Server {
 	t.Helper()
-	if cfg.Logger == nil {
-		cfg.Logger = quietLogger
+	if cfg.Logger == nil { // keep the records, and show them if the test fails
+		var logs syncBuffer
+		cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("server log:\n%s", logs.String())
+			}
+		})
 	}
 	srv := chronos.NewServer(e.rdb, cfg)
 	if err := srv.Start(context.Background(), mux); err != nil {

@@ -204,15 +204,13 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	if started {
 		return ErrServerStarted
 	}
-	for _, q := range s.queues {
-		if err := s.rdb.EnsureGroup(ctx, q); err != nil {
-			return fmt.Errorf("chronos: start server: %w", err)
-		}
+	s.addIsolatedQueues() // isolated.go: this process's isolated schedules run here
+	if err := s.ensureGroups(ctx); err != nil {
+		return fmt.Errorf("chronos: start server: %w", err)
 	}
 	s.mu.Lock()
 	s.started = true
 	s.mux = mux
-	s.addIsolatedQueues() // isolated.go: this process's isolated schedules run here
 	s.mu.Unlock()
 	s.stopped = make(chan struct{})
 	s.blocker = rdb.NewBlocker(s.rdb)

@@ -63,20 +63,32 @@ func Start(t testing.TB, n int) *redis.ClusterClient {
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	t.Cleanup(func() { _ = c.Close() })
 	deadline := time.Now().Add(30 * time.Second)
-	for {
-		info, err := c.ClusterInfo(context.Background()).Result()
-		if err == nil && strings.Contains(info, "cluster_state:ok") {
-			if err := c.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
-				return m.Ping(ctx).Err()
-			}); err == nil {
-				return c
-			}
+	for { // every node must agree the cluster is up, or the first commands fail with CLUSTERDOWN
+		err := allOK(addrs)
+		if err == nil {
+			return c
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("clustertest: cluster not ok after 30s: %v %s", err, info)
+			t.Fatalf("clustertest: cluster not ok after 30s: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// allOK reports an error unless every node says cluster_state:ok.
+func allOK(addrs []string) error {
+	for _, a := range addrs {
+		n := redis.NewClient(&redis.Options{Addr: a})
+		info, err := n.ClusterInfo(context.Background()).Result()
+		_ = n.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", a, err)
+		}
+		if !strings.Contains(info, "cluster_state:ok") {
+			return fmt.Errorf("%s: cluster_state not ok", a)
+		}
+	}
+	return nil
 }
 
 func waitPing(t testing.TB, addr string) {

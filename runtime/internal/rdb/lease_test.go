@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,5 +115,25 @@ func TestForwardMovesOnlyDueTasksAndReportsTheNext(t *testing.T) {
 	}
 	if n := r.C.XLen(ctx, r.K.Stream("q")).Val(); n != 2 {
 		t.Fatalf("stream length = %d", n)
+	}
+}
+
+// A fetch over several queues must not lose what it read from one queue
+// because another has no consumer group: Redis does not roll a failed
+// script back, so the read entries would sit pending with no one running them.
+func TestFetchReturnsWhatItReadWhenAnotherQueueHasNoGroup(t *testing.T) {
+	r, e := leaseEnv(t) // queue "q" with one entry, already read by "a"
+	ctx := context.Background()
+	m := &Message{ID: NewID(time.Now()), Kind: "k", Queue: "q", Args: []byte(`{}`)}
+	b, _ := m.Encode()
+	if _, _, err := r.Enqueue(ctx, "q", b, m.ID, time.Time{}, time.Now(), "", 0); err != nil {
+		t.Fatal(err)
+	}
+	es, err := r.Fetch(ctx, "a", []string{"q", "nogroup"}, 10)
+	if !IsNoGroup(err) || !strings.Contains(err.Error(), "nogroup") {
+		t.Fatalf("err = %v, want the missing group reported", err)
+	}
+	if len(es) != 1 || es[0].ID == e.ID || es[0].Queue != "q" {
+		t.Fatalf("entries = %+v, want the new entry of q", es)
 	}
 }

@@ -51,7 +51,7 @@ type Entry struct {
 // missing (after a Redis restart without persistence, or before the first
 // server started).
 func IsNoGroup(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "NOGROUP")
+	return err != nil && (errors.Is(err, ErrNoGroup) || strings.Contains(err.Error(), "NOGROUP"))
 }
 
 // EnsureGroup creates the consumer group of queue, and the stream if needed.
@@ -86,8 +86,14 @@ func (r *RDB) Enqueue(ctx context.Context, queue string, msg []byte, id string, 
 	return got, dup == 1, nil
 }
 
+// ErrNoGroup wraps the error of Fetch when some queues had no consumer
+// group; the entries read from the other queues are returned with it.
+var ErrNoGroup = errors.New("rdb: NOGROUP: consumer group missing")
+
 // Fetch reads up to n new entries for consumer from queues, without
-// blocking, draining earlier queues first.
+// blocking, draining earlier queues first. Queues without a consumer group
+// are skipped and reported by an error wrapping ErrNoGroup, returned along
+// with the entries read from the others, which must be processed.
 func (r *RDB) Fetch(ctx context.Context, consumer string, queues []string, n int) ([]Entry, error) {
 	keys := make([]string, len(queues))
 	for i, q := range queues {
@@ -98,14 +104,22 @@ func (r *RDB) Fetch(ctx context.Context, consumer string, queues []string, n int
 		return nil, fmt.Errorf("rdb: fetch: %w", err)
 	}
 	out := make([]Entry, 0, len(res)/3)
+	var missing []string
 	for i := 0; i+2 < len(res); i += 3 {
 		qi, _ := res[i].(int64)
 		id, _ := res[i+1].(string)
 		msg, _ := res[i+2].(string)
 		if qi < 1 || int(qi) > len(queues) {
-			return nil, fmt.Errorf("rdb: fetch: bad queue index %d", qi)
+			return out, fmt.Errorf("rdb: fetch: bad queue index %d", qi)
+		}
+		if id == "" {
+			missing = append(missing, queues[qi-1])
+			continue
 		}
 		out = append(out, Entry{Queue: queues[qi-1], ID: id, Msg: msg})
+	}
+	if len(missing) > 0 {
+		return out, fmt.Errorf("%w for queues %q", ErrNoGroup, missing)
 	}
 	return out, nil
 }

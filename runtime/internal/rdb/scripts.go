@@ -11,14 +11,26 @@ var enqueueScript = redis.NewScript(EnqueueFunc + "return " + EnqueueCall(1, 1))
 // fetchSrc, run as fetchScript, reads up to ARGV[3] new entries for consumer ARGV[2] of group
 // ARGV[1], from the streams in KEYS in order: earlier streams are drained
 // first, which is how queue priority is applied within one fetch. It returns
-// a flat list of (stream index, entry ID, encoded message) triples.
+// a flat list of (stream index, entry ID, encoded message) triples, where a
+// triple with an empty entry ID reports a stream whose group is missing.
+//
+// Redis does not roll a script back when it fails, so a missing group must
+// not raise an error: entries already read from earlier streams in this
+// call would stay pending for this consumer with their reply lost, and wait
+// a whole visibility timeout for recovery. The read uses redis.pcall and
+// skips such a stream instead.
 const fetchSrc = `
 local n = tonumber(ARGV[3])
 local out = {}
 for i, key in ipairs(KEYS) do
   if n <= 0 then break end
-  local res = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', n, 'STREAMS', key, '>')
-  if res then
+  local res = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', n, 'STREAMS', key, '>')
+  if type(res) == 'table' and res.err then
+    if not string.find(res.err, 'NOGROUP') then return redis.error_reply(res.err) end
+    out[#out+1] = i
+    out[#out+1] = ''
+    out[#out+1] = ''
+  elseif res then
     for _, e in ipairs(res[1][2]) do
       out[#out+1] = i
       out[#out+1] = e[1]
@@ -178,7 +190,9 @@ var deleteDeadScript = redis.NewScript(deleteDeadSrc)
 // deleted is recreated by its next read. It returns how many it deleted.
 const pruneConsumersSrc = `
 local removed = 0
-for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+local cs = redis.pcall('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
+if type(cs) == 'table' and cs.err then return 0 end -- no stream or group yet: nothing to prune
+for _, c in ipairs(cs) do
   local f = {}
   for i = 1, #c, 2 do f[c[i]] = c[i+1] end
   if f['pending'] == 0 and f['idle'] > tonumber(ARGV[2]) and f['name'] ~= ARGV[3] then
