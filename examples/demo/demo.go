@@ -80,7 +80,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (summary, error) {
 
 	// The runtime's own records: warnings and errors only, or the demo's
 	// lines drown.
-	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := slog.New(slog.NewTextHandler(rec.out, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	insp := chronos.NewInspector(b.newClient(), chronos.WithNamespace(ns))
 
 	instances := make([]*instance, 0, cfg.Instances)

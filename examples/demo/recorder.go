@@ -28,7 +28,7 @@ type recorder struct {
 
 func newRecorder(out io.Writer, quiet bool) *recorder {
 	return &recorder{
-		out:     out,
+		out:     &lockedWriter{w: out},
 		quiet:   quiet,
 		start:   time.Now(),
 		cluster: map[time.Time]map[string]bool{},
@@ -104,6 +104,19 @@ func (r *recorder) ran(want []time.Time) (bool, <-chan struct{}) {
 		}
 	}
 	return true, nil
+}
+
+// lockedWriter serializes writes to w: the recorder's lines and the
+// runtime's log records come from many goroutines, one Write per line.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func errText(err error) string {
