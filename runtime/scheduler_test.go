@@ -686,3 +686,45 @@ func TestScheduleAddedByANewerInstanceFiresUnderAnOlderLeader(t *testing.T) {
 		t.Fatal("the old instance lost leadership; the test did not show what it means to")
 	}
 }
+
+func TestLosingTheLeaseStopsFiringAndRegainingItCatchesUp(t *testing.T) {
+	e := newSchedEnv(t)
+	ctx := context.Background()
+	s := e.start(e.scheduler("a", SchedulerConfig{}, func(s *Scheduler) {
+		_ = RegisterInterval(s, time.Second, tick{}, WithScheduleID("sec"))
+	}))
+	waitLeader(t, s)
+	waitUntil(t, "firings", func() bool { return len(e.tasks(DefaultQueue)) >= 2 })
+
+	// Another holder takes the lease for 3s: the scheduler must step down at
+	// its next renewal and enqueue nothing while it is not the leader.
+	lock := leader.KeysFor("").Lock
+	if err := e.rdb.Set(ctx, lock, "999:intruder:x", 3*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "step-down", func() bool { _, ok := s.elector.Current(); return !ok })
+	before := len(e.tasks(DefaultQueue))
+	for e.rdb.Get(ctx, lock).Val() == "999:intruder:x" {
+		if n := len(e.tasks(DefaultQueue)); n != before {
+			t.Fatalf("%d tasks enqueued while another instance held the lease", n-before)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitLeader(t, s)
+	resumed := time.Now()
+	waitUntil(t, "firing again", func() bool {
+		secs := triggerTimes(t, e.tasks(DefaultQueue), "sec")
+		return len(secs) > 0 && time.Unix(secs[len(secs)-1], 0).After(resumed)
+	})
+	// The slots missed while another held the lease (less than the
+	// misfire threshold ago) are fired late, at their own trigger times.
+	secs := triggerTimes(t, e.tasks(DefaultQueue), "sec")
+	for i := 1; i < len(secs); i++ {
+		if secs[i] != secs[i-1]+1 {
+			t.Fatalf("trigger %v never enqueued: %v", time.Unix(secs[i-1]+1, 0).UTC(), secs)
+		}
+	}
+	if !strings.Contains(e.logs.String(), "lost leadership") || !strings.Contains(e.logs.String(), "became leader") {
+		t.Errorf("leadership changes not logged:\n%s", e.logs)
+	}
+}
