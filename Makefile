@@ -19,8 +19,10 @@ help:
 	@echo "make fuzz      run each fuzz target for FUZZTIME (default 30s)"
 	@echo "make chaos     scheduler chaos test as processes for CHAOS_DURATION (default 10m)"
 
+# DEMOFLAGS: -duration 24s, -instances 3, -quiet (see examples/demo).
+DEMOFLAGS ?=
 demo:
-	$(GO) run ./examples/demo
+	$(GO) run ./examples/demo $(DEMOFLAGS)
 
 ensure-redis:
 	@./scripts/ensure-redis.sh
@@ -33,6 +35,7 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) run ./cmd/chronosgen -check ./examples/...
 
 generate:
 	$(GO) generate $(PKGS)
