@@ -73,7 +73,9 @@ if outcome == 'retry' then
 elseif outcome == 'dead' then
   redis.call('HSET', KEYS[4], ARGV[5], ARGV[6])
   redis.call('ZADD', KEYS[5], ARGV[7], ARGV[5])
-  local over = redis.call('ZCARD', KEYS[5]) - tonumber(ARGV[9])
+  -- Trim at most 100 at a time: after the cap is lowered, later deaths
+  -- finish the job, and unpack never meets Lua's stack limit.
+  local over = math.min(redis.call('ZCARD', KEYS[5]) - tonumber(ARGV[9]), 100)
   if over > 0 then
     local old = redis.call('ZRANGE', KEYS[5], 0, over - 1)
     redis.call('ZREMRANGEBYRANK', KEYS[5], 0, over - 1)
