@@ -341,3 +341,35 @@ func TestHandlerIsCancelledWhenAnotherWorkerTookItsTask(t *testing.T) {
 		t.Fatalf("a run record was written by the server that lost the lease")
 	}
 }
+
+func TestTaskRunningAcrossARedisRestartIsRecordedOnce(t *testing.T) {
+	e := newEnv(t, redistest.Options{AOF: true})
+	ctx := context.Background()
+	runs := &counter{}
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		runs.add(task.ID)
+		started <- struct{}{}
+		<-release
+		return nil
+	})
+	e.serve(t, mux, chronos.ServerConfig{VisibilityTimeout: 2 * time.Second})
+	info := e.enqueue(t, Greet{})
+	recv(t, started, "handler start")
+
+	e.redis.Kill()
+	e.redis.Restart()
+	close(release) // the outcome is written once Redis answers again
+
+	eventually(t, "the run record", func() bool {
+		return e.rdb.XLen(ctx, "{chronos}:runs:greet").Val() == 1
+	})
+	eventually(t, "the entry to be acknowledged", func() bool {
+		return e.rdb.XLen(ctx, "{chronos}:q:default").Val() == 0
+	})
+	if n := runs.get(info.ID); n != 1 {
+		t.Fatalf("runs = %d, want 1", n)
+	}
+}
