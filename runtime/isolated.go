@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/chronos-go/chronos/runtime/internal/firing"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/schedstore"
@@ -173,5 +175,45 @@ func (r *isolatedRunner) onFire(ctx context.Context, now time.Time, batch []firi
 		if res.err != nil && ctx.Err() == nil {
 			s.log.Warn("chronos: isolated firing failed", "schedule", reqs[i].id, "trigger", reqs[i].slot, "err", res.err)
 		}
+	}
+}
+
+// isolatedIndexKey is the set of instance IDs that have an isolated queue,
+// so the leader can delete the queues of instances that are gone.
+func (s *Scheduler) isolatedIndexKey() string { return s.q.K.Prefix() + "isolated-instances" }
+
+// dropDeadIsolatedQueues deletes the isolated queues (stream and delayed
+// set) of instances that are no longer live: their tasks are local work
+// that no other instance can do, and every process start makes a new
+// queue. The leader runs it after each sweep.
+func (ss *session) dropDeadIsolatedQueues(ctx context.Context) {
+	s := ss.s
+	ids, err := s.rdb.SMembers(ctx, s.isolatedIndexKey()).Result()
+	if err != nil || len(ids) == 0 {
+		return
+	}
+	live, err := s.store.Instances(ctx)
+	if err != nil {
+		return
+	}
+	alive := make(map[string]bool, len(live))
+	for _, in := range live {
+		alive[in.ID] = true
+	}
+	for _, id := range ids {
+		if alive[id] {
+			continue
+		}
+		q := "isolated:" + id
+		_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Del(ctx, s.q.K.Stream(q), s.q.K.Delayed(q))
+			p.SRem(ctx, s.isolatedIndexKey(), id)
+			return nil
+		})
+		if err != nil {
+			s.log.Warn("chronos: leader: delete the isolated queue of a gone instance", "queue", q, "err", err)
+			continue
+		}
+		s.log.Info("chronos: leader: deleted the isolated queue of a gone instance", "queue", q)
 	}
 }

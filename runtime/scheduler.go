@@ -117,9 +117,6 @@ type Scheduler struct {
 	wg       sync.WaitGroup
 	changes  chan leader.Change
 	isolated *isolatedRunner
-
-	// hooks for tests in this package
-	testFireHook func(batch int)
 }
 
 // NewScheduler returns a Scheduler that keeps its registry in, and enqueues
@@ -271,6 +268,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		}
 	}
 	if len(iso) > 0 {
+		if err := s.rdb.SAdd(ctx, s.isolatedIndexKey(), s.cfg.InstanceID).Err(); err != nil {
+			s.log.Warn("chronos: record isolated queue", "queue", s.IsolatedQueue(), "err", err)
+		}
 		s.isolated = newIsolatedRunner(s, iso)
 		s.wg.Go(func() { s.isolated.run(runCtx) })
 	}

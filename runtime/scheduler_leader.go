@@ -139,7 +139,10 @@ func (ss *session) refresh(ctx context.Context) {
 		res, err := s.store.Sweep(ctx)
 		if err != nil {
 			s.log.Warn("chronos: leader: sweep registry", "err", err)
-		} else if len(res.Handed)+len(res.Retired) > 0 {
+		} else {
+			ss.dropDeadIsolatedQueues(ctx)
+		}
+		if err == nil && len(res.Handed)+len(res.Retired) > 0 {
 			s.log.Info("chronos: leader: registry swept", "handed", res.Handed, "retired", res.Retired)
 			reload = true
 		}
@@ -371,9 +374,6 @@ func (ss *session) onFire(ctx context.Context, now time.Time, batch []firing.Due
 		ss.place(e, now)
 	}
 	ss.mu.Unlock()
-	if h := ss.s.testFireHook; h != nil {
-		h(len(reqs))
-	}
 	ss.save(ctx, saves)
 	ss.handle(ctx, reqs, ss.s.fire(ctx, fireScript, ss.term, reqs))
 }

@@ -491,6 +491,18 @@ func TestIsolatedScheduleFiresOnEveryInstanceIntoItsOwnQueue(t *testing.T) {
 		t.Fatalf("%d isolated tasks in the shared queue", n)
 	}
 
+	// The queue of an instance that is gone is deleted by the leader.
+	gone := a.IsolatedQueue()
+	if err := a.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the gone instance's queue deleted", func() bool {
+		return e.rdb.Exists(context.Background(), rdb.NewKeys("").Stream(gone)).Val() == 0
+	})
+	if slices.Contains(IsolatedQueues(""), gone) {
+		t.Fatalf("IsolatedQueues() = %v still lists %s after its scheduler shut down", IsolatedQueues(""), gone)
+	}
+
 	// A Server of the process serves the isolated queues without configuration.
 	ran := make(chan string, 100)
 	mux := NewMux()
