@@ -27,6 +27,7 @@ func (s *Server) fetchLoop() {
 	var lastPrune time.Time
 	pruneAfter := 10 * s.cfg.VisibilityTimeout
 	var errDelay time.Duration
+	paused := map[string]bool{} // as of the last fetch
 	defer s.blocker.Close()
 	for {
 		select {
@@ -55,7 +56,7 @@ func (s *Server) fetchLoop() {
 		var err error
 		if now := s.now(); now.Sub(lastReclaim) >= reclaimEvery {
 			lastReclaim = now
-			entries = s.reclaim(ctx, cursors, n)
+			entries = s.reclaim(ctx, cursors, n, paused)
 			if len(entries) >= n {
 				lastReclaim = time.Time{} // more may be waiting: recovery goes first
 			}
@@ -66,11 +67,23 @@ func (s *Server) fetchLoop() {
 		}
 		if len(entries) == 0 {
 			order := s.order()
-			entries, err = s.rdb.Fetch(ctx, s.consumer, order, n)
+			var nowPaused []string
+			entries, nowPaused, err = s.rdb.Fetch(ctx, s.consumer, order, n)
 			if err == nil && len(entries) == 0 {
-				entries, err = s.rdb.BlockFetch(ctx, s.blocker.Cmd(ctx), s.consumer, order, n, block)
-				if err != nil {
-					s.blocker.Reset()
+				clear(paused)
+				for _, q := range nowPaused {
+					paused[q] = true
+				}
+				if open := unpaused(order, paused); len(open) > 0 {
+					entries, err = s.rdb.BlockFetch(ctx, s.blocker.Cmd(ctx), s.consumer, open, n, block)
+					if err != nil {
+						s.blocker.Reset()
+					}
+				} else { // every queue is paused: look again after a block period
+					select {
+					case <-s.stop:
+					case <-time.After(block):
+					}
 				}
 			}
 		}
@@ -122,13 +135,31 @@ func (s *Server) ensureGroups(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// unpaused returns the queues of order that are not paused.
+func unpaused(order []string, paused map[string]bool) []string {
+	if len(paused) == 0 {
+		return order
+	}
+	open := make([]string, 0, len(order))
+	for _, q := range order {
+		if !paused[q] {
+			open = append(open, q)
+		}
+	}
+	return open
+}
+
 // reclaim takes over up to n tasks whose lease expired, scanning each
-// queue's pending list from where the last scan stopped.
-func (s *Server) reclaim(ctx context.Context, cursors map[string]string, n int) []rdb.Entry {
+// queue's pending list from where the last scan stopped. Paused queues are
+// left alone.
+func (s *Server) reclaim(ctx context.Context, cursors map[string]string, n int, paused map[string]bool) []rdb.Entry {
 	var out []rdb.Entry
 	for _, q := range s.queues {
 		if len(out) >= n {
 			break
+		}
+		if paused[q] { // recovered when the queue resumes
+			continue
 		}
 		cur := cursors[q]
 		if cur == "" {

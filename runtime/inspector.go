@@ -209,6 +209,8 @@ type QueueInfo struct {
 	// OldestRunningSince is when the longest-held running task was first
 	// added to the stream (zero if none run): a long-stuck task shows here.
 	OldestRunningSince time.Time
+	// Paused reports that servers do not take the queue's tasks.
+	Paused bool
 }
 
 // QueueInfo returns the state of queue, read in one round trip.
@@ -217,11 +219,32 @@ func (i *Inspector) QueueInfo(ctx context.Context, queue string) (*QueueInfo, er
 	if err != nil {
 		return nil, fmt.Errorf("chronos: queue info: %w", err)
 	}
-	q := &QueueInfo{Queue: queue, Ready: max(st.Stream-st.Pending, 0), Running: st.Pending, Delayed: st.Delayed}
+	q := &QueueInfo{Queue: queue, Ready: max(st.Stream-st.Pending, 0), Running: st.Pending, Delayed: st.Delayed, Paused: st.Paused}
 	if ms, _, ok := strings.Cut(st.OldestPending, "-"); ok {
 		if n, err := strconv.ParseInt(ms, 10, 64); err == nil {
 			q.OldestRunningSince = time.UnixMilli(n)
 		}
 	}
 	return q, nil
+}
+
+// PauseQueue stops every server of the namespace from taking tasks of
+// queue, within about a second, until ResumeQueue. Running tasks finish;
+// enqueues keep being accepted and delayed tasks keep falling due, so the
+// queue fills up while paused. Tasks of crashed workers are recovered only
+// once the queue resumes. The pause is stored in Redis and outlives
+// restarts and deploys.
+func (i *Inspector) PauseQueue(ctx context.Context, queue string) error {
+	if err := i.rdb.SetPaused(ctx, queue, true); err != nil {
+		return fmt.Errorf("chronos: pause queue: %w", err)
+	}
+	return nil
+}
+
+// ResumeQueue lets servers take tasks of queue again.
+func (i *Inspector) ResumeQueue(ctx context.Context, queue string) error {
+	if err := i.rdb.SetPaused(ctx, queue, false); err != nil {
+		return fmt.Errorf("chronos: resume queue: %w", err)
+	}
+	return nil
 }

@@ -693,3 +693,36 @@ func TestNamespacesKeepTheirKeysApart(t *testing.T) {
 		t.Fatal("a billing task landed in the default namespace")
 	}
 }
+
+func TestPausedQueueIsSkippedUntilResumed(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ran := make(chan string, 2)
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		ran <- task.Args.Name
+		return nil
+	})
+	if err := e.insp.PauseQueue(ctx, "urgent"); err != nil {
+		t.Fatal(err)
+	}
+	// With strict priority, "urgent" would run first if it were not paused.
+	e.enqueue(t, Greet{Name: "urgent"}, chronos.WithQueue("urgent"))
+	e.enqueue(t, Greet{Name: "routine"}, chronos.WithQueue("routine"))
+	e.serve(t, mux, chronos.ServerConfig{
+		Concurrency: 1, StrictPriority: true, Queues: map[string]int{"urgent": 9, "routine": 1},
+	})
+	if got := recv(t, ran, "first run"); got != "routine" {
+		t.Fatalf("first run = %q: the paused queue was served", got)
+	}
+	info, err := e.insp.QueueInfo(ctx, "urgent")
+	if err != nil || !info.Paused || info.Ready != 1 {
+		t.Fatalf("QueueInfo(urgent) = %+v, %v", info, err)
+	}
+	if err := e.insp.ResumeQueue(ctx, "urgent"); err != nil {
+		t.Fatal(err)
+	}
+	if got := recv(t, ran, "run after resume"); got != "urgent" {
+		t.Fatalf("after resume ran %q", got)
+	}
+}

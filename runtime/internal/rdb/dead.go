@@ -106,6 +106,7 @@ type QueueStats struct {
 	Delayed int64 // delayed tasks and retries
 	// OldestPending is the entry ID of the oldest pending entry ("" if none).
 	OldestPending string
+	Paused        bool
 }
 
 // QueueStats reads the sizes of queue in one pipeline.
@@ -113,17 +114,19 @@ func (r *RDB) QueueStats(ctx context.Context, queue string) (QueueStats, error) 
 	k := r.keysOf(queue)
 	var xlen, zcard *redis.IntCmd
 	var pend *redis.XPendingCmd
+	var paused *redis.BoolCmd
 	_, err := r.C.Pipelined(ctx, func(p redis.Pipeliner) error {
 		xlen = p.XLen(ctx, k.stream)
 		pend = p.XPending(ctx, k.stream, Group)
 		zcard = p.ZCard(ctx, k.delayed)
+		paused = p.SIsMember(ctx, r.K.Paused(), queue)
 		return nil
 	})
 	var st QueueStats
 	if err != nil && !IsNoGroup(err) {
 		return st, fmt.Errorf("rdb: stats of queue %q: %w", queue, err)
 	}
-	st.Stream, st.Delayed = xlen.Val(), zcard.Val()
+	st.Stream, st.Delayed, st.Paused = xlen.Val(), zcard.Val(), paused.Val()
 	if p, err := pend.Result(); err == nil {
 		st.Pending, st.OldestPending = p.Count, p.Lower
 	}

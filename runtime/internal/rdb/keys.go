@@ -20,6 +20,7 @@
 //	{ns}:dead             HASH    dead letters; field = task ID, value = encoded task with its history
 //	{ns}:dead:index       ZSET    dead letter IDs by time of death (unix ms), for listing and capping
 //	{ns}:runs:<kind>      STREAM  completed-run records of a kind, capped with MAXLEN ~
+//	{ns}:paused           SET     names of paused queues
 //	{ns}:wake             channel PUBLISHed when a delayed task becomes the earliest of its queue
 //
 // This file is the one place that spells these names.
@@ -37,7 +38,7 @@ type Keys struct {
 	prefix string // "{ns}:"
 	// Names that do not depend on a queue or kind, built once: the hot
 	// paths pass them on every call.
-	dead, deadIndex, wake, noDedup string
+	dead, deadIndex, wake, noDedup, paused string
 }
 
 // NewKeys returns the key names of namespace ns ("" means DefaultNamespace).
@@ -46,7 +47,7 @@ func NewKeys(ns string) Keys {
 		ns = DefaultNamespace
 	}
 	p := "{" + ns + "}:"
-	return Keys{prefix: p, dead: p + "dead", deadIndex: p + "dead:index", wake: p + "wake", noDedup: p + "dedup"}
+	return Keys{prefix: p, dead: p + "dead", deadIndex: p + "dead:index", wake: p + "wake", noDedup: p + "dedup", paused: p + "paused"}
 }
 
 // Prefix is the common prefix of every key of the namespace, hash tag
@@ -78,6 +79,9 @@ func (k Keys) DeadIndex() string { return k.deadIndex }
 
 // Runs is the capped stream of completed-run records of kind.
 func (k Keys) Runs(kind string) string { return k.prefix + "runs:" + kind }
+
+// Paused is the set of paused queue names.
+func (k Keys) Paused() string { return k.paused }
 
 // Wake is the pub/sub channel that tells forwarders a delayed task became
 // due earlier than they planned.

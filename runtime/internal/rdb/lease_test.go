@@ -22,7 +22,7 @@ func leaseEnv(t *testing.T) (*RDB, Entry) {
 	if _, _, err := r.Enqueue(ctx, "q", b, m.ID, time.Time{}, time.Now(), "", 0); err != nil {
 		t.Fatal(err)
 	}
-	es, err := r.Fetch(ctx, "a", []string{"q"}, 10)
+	es, _, err := r.Fetch(ctx, "a", []string{"q"}, 10)
 	if err != nil || len(es) != 1 {
 		t.Fatalf("Fetch = %v, %v", es, err)
 	}
@@ -129,7 +129,7 @@ func TestFetchReturnsWhatItReadWhenAnotherQueueHasNoGroup(t *testing.T) {
 	if _, _, err := r.Enqueue(ctx, "q", b, m.ID, time.Time{}, time.Now(), "", 0); err != nil {
 		t.Fatal(err)
 	}
-	es, err := r.Fetch(ctx, "a", []string{"q", "nogroup"}, 10)
+	es, _, err := r.Fetch(ctx, "a", []string{"q", "nogroup"}, 10)
 	if !IsNoGroup(err) || !strings.Contains(err.Error(), "nogroup") {
 		t.Fatalf("err = %v, want the missing group reported", err)
 	}

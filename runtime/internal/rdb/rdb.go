@@ -91,17 +91,22 @@ func (r *RDB) Enqueue(ctx context.Context, queue string, msg []byte, id string, 
 var ErrNoGroup = errors.New("rdb: NOGROUP: consumer group missing")
 
 // Fetch reads up to n new entries for consumer from queues, without
-// blocking, draining earlier queues first. Queues without a consumer group
-// are skipped and reported by an error wrapping ErrNoGroup, returned along
-// with the entries read from the others, which must be processed.
-func (r *RDB) Fetch(ctx context.Context, consumer string, queues []string, n int) ([]Entry, error) {
-	keys := make([]string, len(queues))
-	for i, q := range queues {
-		keys[i] = r.keysOf(q).stream
+// blocking, draining earlier queues first, and skipping paused queues, which
+// it returns. Queues without a consumer group are skipped too and reported
+// by an error wrapping ErrNoGroup, returned along with the entries read from
+// the others, which must be processed.
+func (r *RDB) Fetch(ctx context.Context, consumer string, queues []string, n int) (entries []Entry, paused []string, err error) {
+	keys := make([]string, 1, len(queues)+1)
+	keys[0] = r.K.Paused()
+	args := make([]any, 3, len(queues)+3)
+	args[0], args[1], args[2] = Group, consumer, n
+	for _, q := range queues {
+		keys = append(keys, r.keysOf(q).stream)
+		args = append(args, q)
 	}
-	res, err := fetchScript.Run(ctx, r.C, keys, Group, consumer, n).Slice()
+	res, err := fetchScript.Run(ctx, r.C, keys, args...).Slice()
 	if err != nil {
-		return nil, fmt.Errorf("rdb: fetch: %w", err)
+		return nil, nil, fmt.Errorf("rdb: fetch: %w", err)
 	}
 	out := make([]Entry, 0, len(res)/3)
 	var missing []string
@@ -110,18 +115,37 @@ func (r *RDB) Fetch(ctx context.Context, consumer string, queues []string, n int
 		id, _ := res[i+1].(string)
 		msg, _ := res[i+2].(string)
 		if qi < 1 || int(qi) > len(queues) {
-			return out, fmt.Errorf("rdb: fetch: bad queue index %d", qi)
+			return out, paused, fmt.Errorf("rdb: fetch: bad queue index %d", qi)
 		}
-		if id == "" {
+		switch {
+		case id == "" && msg == "paused":
+			paused = append(paused, queues[qi-1])
+		case id == "":
 			missing = append(missing, queues[qi-1])
-			continue
+		default:
+			out = append(out, Entry{Queue: queues[qi-1], ID: id, Msg: msg})
 		}
-		out = append(out, Entry{Queue: queues[qi-1], ID: id, Msg: msg})
 	}
 	if len(missing) > 0 {
-		return out, fmt.Errorf("%w for queues %q", ErrNoGroup, missing)
+		return out, paused, fmt.Errorf("%w for queues %q", ErrNoGroup, missing)
 	}
-	return out, nil
+	return out, paused, nil
+}
+
+// SetPaused pauses or resumes queue: servers stop taking its tasks (within
+// about a second for a server already blocked in a read) until resumed.
+// Tasks keep being enqueued, and delayed ones keep being forwarded.
+func (r *RDB) SetPaused(ctx context.Context, queue string, paused bool) error {
+	var err error
+	if paused {
+		err = r.C.SAdd(ctx, r.K.Paused(), queue).Err()
+	} else {
+		err = r.C.SRem(ctx, r.K.Paused(), queue).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("rdb: pause queue %q (%v): %w", queue, paused, err)
+	}
+	return nil
 }
 
 // BlockFetch waits up to block for new entries on any of queues and returns

@@ -8,11 +8,14 @@ import "github.com/redis/go-redis/v9"
 // enqueueScript adds a task. KEYS and ARGV as EnqueueKeys and EnqueueArgs.
 var enqueueScript = redis.NewScript(EnqueueFunc + "return " + EnqueueCall(1, 1))
 
-// fetchSrc, run as fetchScript, reads up to ARGV[3] new entries for consumer ARGV[2] of group
-// ARGV[1], from the streams in KEYS in order: earlier streams are drained
-// first, which is how queue priority is applied within one fetch. It returns
-// a flat list of (stream index, entry ID, encoded message) triples, where a
-// triple with an empty entry ID reports a stream whose group is missing.
+// fetchSrc, run as fetchScript, reads up to ARGV[3] new entries for
+// consumer ARGV[2] of group ARGV[1] from the streams KEYS[2...], whose queue
+// names are ARGV[4...], in order: earlier streams are drained first, which
+// is how queue priority is applied within one fetch. Queues named in the
+// set KEYS[1] are paused and not read. It returns a flat list of (queue
+// index, entry ID, encoded message) triples; a triple with an empty entry ID
+// reports a queue that is paused (message "paused") or has no consumer
+// group (message "").
 //
 // Redis does not roll a script back when it fails, so a missing group must
 // not raise an error: entries already read from earlier streams in this
@@ -22,20 +25,27 @@ var enqueueScript = redis.NewScript(EnqueueFunc + "return " + EnqueueCall(1, 1))
 const fetchSrc = `
 local n = tonumber(ARGV[3])
 local out = {}
-for i, key in ipairs(KEYS) do
+for i = 2, #KEYS do
   if n <= 0 then break end
-  local res = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', n, 'STREAMS', key, '>')
-  if type(res) == 'table' and res.err then
-    if not string.find(res.err, 'NOGROUP') then return redis.error_reply(res.err) end
-    out[#out+1] = i
+  local key = KEYS[i]
+  if redis.call('SISMEMBER', KEYS[1], ARGV[i + 2]) == 1 then
+    out[#out+1] = i - 1
     out[#out+1] = ''
-    out[#out+1] = ''
-  elseif res then
-    for _, e in ipairs(res[1][2]) do
-      out[#out+1] = i
-      out[#out+1] = e[1]
-      out[#out+1] = (e[2] and e[2][2]) or ''
-      n = n - 1
+    out[#out+1] = 'paused'
+  else
+    local res = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', n, 'STREAMS', key, '>')
+    if type(res) == 'table' and res.err then
+      if not string.find(res.err, 'NOGROUP') then return redis.error_reply(res.err) end
+      out[#out+1] = i - 1
+      out[#out+1] = ''
+      out[#out+1] = ''
+    elseif res then
+      for _, e in ipairs(res[1][2]) do
+        out[#out+1] = i - 1
+        out[#out+1] = e[1]
+        out[#out+1] = (e[2] and e[2][2]) or ''
+        n = n - 1
+      end
     end
   end
 end
