@@ -125,7 +125,7 @@ type isolatedRunner struct {
 
 func newIsolatedRunner(s *Scheduler, defs []schedstore.Definition) *isolatedRunner {
 	r := &isolatedRunner{s: s, entries: map[string]*entry{}}
-	r.loop = firing.New(firing.Config{Fire: r.onFire})
+	r.loop = firing.New(firing.Config{Fire: r.onFire, Clock: s.clock})
 	now := s.now()
 	for _, d := range defs {
 		p, err := compile(d, now)

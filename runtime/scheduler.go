@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/chronos-go/chronos/runtime/internal/firing"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 	"github.com/chronos-go/chronos/runtime/internal/schedstore"
@@ -105,6 +106,7 @@ type Scheduler struct {
 	store *schedstore.Store
 	log   *slog.Logger
 	now   func() time.Time
+	clock firing.Clock // the firing loops' time; tests in this package set it with now
 	self  schedstore.Instance
 
 	mu       sync.Mutex
@@ -131,6 +133,7 @@ func NewScheduler(rdb redis.UniversalClient, cfg SchedulerConfig) *Scheduler {
 		store: schedstore.New(rdb, schedstore.Config{Namespace: cfg.Namespace, InstanceTTL: cfg.InstanceTTL}),
 		log:   cfg.Logger,
 		now:   time.Now,
+		clock: firing.SystemClock(),
 		byID:  map[string]*schedstore.Definition{},
 	}
 	s.self = schedstore.Instance{ID: cfg.InstanceID, Host: host, PID: os.Getpid(), Version: cfg.Version}

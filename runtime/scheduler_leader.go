@@ -90,7 +90,7 @@ func (ss *session) refreshEvery() time.Duration {
 func (ss *session) run(ctx context.Context) {
 	ctx, ss.cancel = context.WithCancel(ctx)
 	defer ss.cancel()
-	ss.loop = firing.New(firing.Config{Fire: ss.onFire, OnAnomaly: ss.onAnomaly})
+	ss.loop = firing.New(firing.Config{Fire: ss.onFire, OnAnomaly: ss.onAnomaly, Clock: ss.s.clock})
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ss.refresh(ctx)

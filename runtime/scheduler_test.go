@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/chronos-go/chronos/runtime/internal/firing"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 	"github.com/chronos-go/chronos/runtime/internal/redistest"
@@ -738,5 +739,53 @@ func TestLosingTheLeaseStopsFiringAndRegainingItCatchesUp(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "lost leadership") || !strings.Contains(e.logs.String(), "became leader") {
 		t.Errorf("leadership changes not logged:\n%s", e.logs)
+	}
+}
+
+func TestWallClockJumpIsCaughtUpPerPolicyWithoutABurst(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		want   int // firings for the 5 minutes the clock jumped over
+	}{
+		{"ignoreMisfires", 4}, // replayed, capped at MaxCatchup, newest kept
+		{"smartPolicy", 0},    // rescheduleNextWithRemainingCount: skipped
+	} {
+		t.Run(c.policy, func(t *testing.T) {
+			e := newSchedEnv(t)
+			clk := firing.NewManualClock(time.Now().Truncate(time.Second))
+			s := e.scheduler("a", SchedulerConfig{MaxCatchup: 4}, func(s *Scheduler) {
+				_ = RegisterInterval(s, time.Second, tick{}, WithScheduleID("sec"), WithMisfire(c.policy))
+			})
+			s.clock, s.now = clk, clk.Now
+			e.start(s)
+			waitLeader(t, s)
+			for range 3 {
+				clk.BlockUntil(1)
+				clk.Advance(time.Second)
+			}
+			waitUntil(t, "firings on the manual clock", func() bool { return len(e.tasks(DefaultQueue)) >= 1 })
+			clk.BlockUntil(1)
+			before := len(e.tasks(DefaultQueue))
+			jumpedFrom := clk.Now()
+			clk.StepWall(5 * time.Minute)
+			clk.Advance(time.Second)
+			waitUntil(t, "the jump noticed", func() bool { return strings.Contains(e.logs.String(), "wall-clock jump") })
+			clk.BlockUntil(1)
+			clk.Advance(time.Second) // one more ordinary firing after the jump
+			waitUntil(t, "the firing after the jump", func() bool {
+				ms := e.tasks(DefaultQueue)
+				return len(ms) > before && time.UnixMilli(ms[len(ms)-1].TriggerTime).After(jumpedFrom.Add(5*time.Minute))
+			})
+			var over int
+			for _, m := range e.tasks(DefaultQueue)[before:] {
+				if at := time.UnixMilli(m.TriggerTime); at.After(jumpedFrom.Add(time.Second)) && !at.After(jumpedFrom.Add(5*time.Minute+time.Second)) {
+					over++
+				}
+			}
+			if over != c.want {
+				t.Fatalf("%s: %d firings for the jumped-over slots, want %d\n%s", c.policy, over, c.want, e.logs)
+			}
+			triggerTimes(t, e.tasks(DefaultQueue), "sec")
+		})
 	}
 }
