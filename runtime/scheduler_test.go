@@ -789,3 +789,32 @@ func TestWallClockJumpIsCaughtUpPerPolicyWithoutABurst(t *testing.T) {
 		})
 	}
 }
+
+func TestRestartsDoNotMoveALongIntervalsNextFire(t *testing.T) {
+	e := newSchedEnv(t)
+	ctx := context.Background()
+	reg := func(s *Scheduler) { _ = RegisterInterval(s, 7*24*time.Hour, tick{}, WithScheduleID("weekly")) }
+	var first time.Time
+	for i := range 3 {
+		s := e.scheduler(fmt.Sprintf("gen%d", i), SchedulerConfig{}, reg)
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		waitLeader(t, s)
+		info, err := e.insp.Schedule(ctx, "weekly")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = info.NextFire
+		} else if !info.NextFire.Equal(first) {
+			t.Fatalf("restart %d moved the next fire from %v to %v", i, first, info.NextFire)
+		}
+		if err := s.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h, _ := e.insp.ScheduleHistory(ctx, "weekly", 0); len(h) != 0 {
+		t.Fatalf("fired %d times on restarts", len(h))
+	}
+}
