@@ -391,7 +391,7 @@ func (e *emitter) register(s Schedule) jen.Code {
 		call = jen.Qual(RuntimePath, "RegisterSimple").Add(multiline(append([]jen.Code{jen.Id("sched"), simpleCode(t), argsValue(h)}, opts...)...))
 	}
 	return jen.If(jen.Err().Op(":=").Add(call), jen.Err().Op("!=").Nil()).Block(
-		jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(fmt.Sprintf("schedule %s: %%w", s.ID)), jen.Err())),
+		jen.Return(jen.Err()), // the runtime's errors name the schedule
 	)
 }
 
@@ -421,7 +421,7 @@ func (e *emitter) group(g Group) jen.Code {
 			jen.Err().Op(":=").Qual(RuntimePath, "AddJob").Call(call...),
 			jen.Err().Op("!=").Nil(),
 		).Block(
-			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(fmt.Sprintf("group %s, job %s: %%w", g.ID, j.ID)), jen.Err())),
+			jen.Return(jen.Err()),
 		))
 	}
 	return jen.Block(block...)

@@ -66,7 +66,6 @@ func ExampleEmit() {
 	//
 	// import (
 	// 	"context"
-	// 	"fmt"
 	// 	chronos "github.com/chronos-go/chronos/runtime"
 	// 	"time"
 	// )
@@ -99,7 +98,7 @@ func ExampleEmit() {
 	// 		chronos.WithScheduleID("ping"),
 	// 		chronos.WithSource("jobs.go", 7),
 	// 	); err != nil {
-	// 		return fmt.Errorf("schedule ping: %w", err)
+	// 		return err
 	// 	}
 	// 	return nil
 	// }

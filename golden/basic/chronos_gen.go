@@ -6,7 +6,6 @@ package basic
 
 import (
 	"context"
-	"fmt"
 	chronos "github.com/chronos-go/chronos/runtime"
 	"github.com/chronos-go/chronos/runtime/cron"
 	"time"
@@ -72,7 +71,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, jobs *Jobs)
 		chronos.WithIsolated(false),
 		chronos.WithSource("jobs.go", 18),
 	); err != nil {
-		return fmt.Errorf("schedule basic.Jobs.DailyReport: %w", err)
+		return err
 	}
 	if err := chronos.RegisterInterval(
 		sched,
@@ -83,7 +82,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, jobs *Jobs)
 		chronos.WithMaxRetry(3),
 		chronos.WithSource("jobs.go", 29),
 	); err != nil {
-		return fmt.Errorf("schedule basic.Jobs.HealthCheck: %w", err)
+		return err
 	}
 	if err := chronos.RegisterSimple(
 		sched,
@@ -97,7 +96,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, jobs *Jobs)
 		chronos.WithScheduleID("basic.Purge"),
 		chronos.WithSource("jobs.go", 54),
 	); err != nil {
-		return fmt.Errorf("schedule basic.Purge: %w", err)
+		return err
 	}
 	if err := chronos.RegisterCron(
 		sched,
@@ -106,7 +105,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, jobs *Jobs)
 		chronos.WithScheduleID("count-users"),
 		chronos.WithSource("jobs.go", 43),
 	); err != nil {
-		return fmt.Errorf("schedule count-users: %w", err)
+		return err
 	}
 	if err := chronos.RegisterSimple(
 		sched,
@@ -120,7 +119,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, jobs *Jobs)
 		chronos.WithMisfire("rescheduleNextWithRemainingCount"),
 		chronos.WithSource("jobs.go", 34),
 	); err != nil {
-		return fmt.Errorf("schedule warmup-burst: %w", err)
+		return err
 	}
 	if err := chronos.RegisterCron(
 		sched,
@@ -133,7 +132,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, jobs *Jobs)
 		chronos.WithProcessIn(time.Minute),
 		chronos.WithSource("jobs.go", 35),
 	); err != nil {
-		return fmt.Errorf("schedule warmup-hourly: %w", err)
+		return err
 	}
 	return nil
 }

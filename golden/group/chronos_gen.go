@@ -6,7 +6,6 @@ package group
 
 import (
 	"context"
-	"fmt"
 	chronos "github.com/chronos-go/chronos/runtime"
 	"time"
 )
@@ -67,7 +66,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, exports *Ex
 		chronos.WithTimeZone("Europe/Paris"),
 		chronos.WithSource("jobs.go", 26),
 	); err != nil {
-		return fmt.Errorf("schedule group.Cleanup: %w", err)
+		return err
 	}
 	{
 		// Group nightly: one trigger for 2 jobs.
@@ -81,10 +80,10 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, exports *Ex
 			chronos.WithSource("doc.go", 4),
 		)
 		if err := chronos.AddJob(g, "export-orders", ExportsOrdersArgs{}); err != nil {
-			return fmt.Errorf("group nightly, job export-orders: %w", err)
+			return err
 		}
 		if err := chronos.AddJob(g, "export-users", ExportsUsersArgs{}, chronos.WithMaxRetry(1)); err != nil {
-			return fmt.Errorf("group nightly, job export-users: %w", err)
+			return err
 		}
 	}
 	{
@@ -100,7 +99,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, exports *Ex
 			chronos.WithSource("jobs.go", 10),
 		)
 		if err := chronos.AddJob(g, "warm-orders", ExportsOrdersArgs{}); err != nil {
-			return fmt.Errorf("group warm, job warm-orders: %w", err)
+			return err
 		}
 	}
 	return nil

@@ -6,7 +6,6 @@ package shapes
 
 import (
 	"context"
-	fmtpkg "fmt"
 	chronos "github.com/chronos-go/chronos/runtime"
 	v2args "github.com/chronos-go/chronos/testdata/gen/shapes/argspkg"
 	"time"
@@ -78,7 +77,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, base Base, 
 		chronos.WithScheduleID("shapes.Base.Tick"),
 		chronos.WithSource("shapes.go", 56),
 	); err != nil {
-		return fmtpkg.Errorf("schedule shapes.Base.Tick: %w", err)
+		return err
 	}
 	if err := chronos.RegisterCron(
 		sched,
@@ -87,7 +86,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, base Base, 
 		chronos.WithScheduleID("shapes.HTTPPoller.Poll"),
 		chronos.WithSource("shapes.go", 29),
 	); err != nil {
-		return fmtpkg.Errorf("schedule shapes.HTTPPoller.Poll: %w", err)
+		return err
 	}
 	if err := chronos.RegisterInterval(
 		sched,
@@ -96,7 +95,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, base Base, 
 		chronos.WithScheduleID("shapes.HTTPPoller.Poll2"),
 		chronos.WithSource("shapes.go", 37),
 	); err != nil {
-		return fmtpkg.Errorf("schedule shapes.HTTPPoller.Poll2: %w", err)
+		return err
 	}
 	if err := chronos.RegisterInterval(
 		sched,
@@ -105,7 +104,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, base Base, 
 		chronos.WithScheduleID("shapes.Jobs.Run"),
 		chronos.WithSource("shapes.go", 48),
 	); err != nil {
-		return fmtpkg.Errorf("schedule shapes.Jobs.Run: %w", err)
+		return err
 	}
 	if err := chronos.RegisterInterval(
 		sched,
@@ -114,7 +113,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, base Base, 
 		chronos.WithScheduleID("shapes.mailer.Send"),
 		chronos.WithSource("shapes.go", 21),
 	); err != nil {
-		return fmtpkg.Errorf("schedule shapes.mailer.Send: %w", err)
+		return err
 	}
 	return nil
 }

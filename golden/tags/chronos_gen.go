@@ -7,7 +7,6 @@ package tags
 import (
 	"context"
 	"errors"
-	"fmt"
 	chronos "github.com/chronos-go/chronos/runtime"
 	"time"
 )
@@ -65,7 +64,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, schedules *
 		chronos.WithQueue("sync"),
 		chronos.WithSource("jobs.go", 27),
 	); err != nil {
-		return fmt.Errorf("schedule sync: %w", err)
+		return err
 	}
 	if err := chronos.RegisterCron(
 		sched,
@@ -76,7 +75,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, schedules *
 		chronos.WithMisfire("doNothing"),
 		chronos.WithSource("jobs.go", 26),
 	); err != nil {
-		return fmt.Errorf("schedule tags.Schedules.Report: %w", err)
+		return err
 	}
 	{
 		// Group tagged-nightly: one trigger for 1 job.
@@ -88,7 +87,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, schedules *
 			chronos.WithSource("jobs.go", 23),
 		)
 		if err := chronos.AddJob(g, "archive", SchedulesArchiveArgs{}, chronos.WithQueue("slow")); err != nil {
-			return fmt.Errorf("group tagged-nightly, job archive: %w", err)
+			return err
 		}
 	}
 	return nil

@@ -6,7 +6,6 @@ package typeerror
 
 import (
 	"context"
-	"fmt"
 	chronos "github.com/chronos-go/chronos/runtime"
 	"time"
 )
@@ -39,7 +38,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux) error {
 		chronos.WithScheduleID("typeerror.Ping"),
 		chronos.WithSource("jobs.go", 14),
 	); err != nil {
-		return fmt.Errorf("schedule typeerror.Ping: %w", err)
+		return err
 	}
 	return nil
 }
