@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/chronos-go/chronos/runtime/cron"
 	"github.com/chronos-go/chronos/runtime/internal/firing"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
@@ -175,6 +176,16 @@ func TestRegisterRejectsBadSchedulesWithTheEngineError(t *testing.T) {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want one mentioning %q", c.name, c.err, c.want)
 		}
+	}
+	var syn *cron.SyntaxError
+	if err := RegisterCron(s, "0 0 25 * * ?", tick{}); !errors.As(err, &syn) || syn.Field != cron.Hour {
+		t.Errorf("bad cron: %v, want a *cron.SyntaxError on the hour field", err)
+	}
+	if err := RegisterInterval(s, 500*time.Millisecond, tick{}); !errors.Is(err, trigger.ErrSubSecondInterval) {
+		t.Errorf("sub-second interval: %v, want trigger.ErrSubSecondInterval", err)
+	}
+	if err := RegisterCron(s, "0 0 2 * * ?", tick{}, WithMisfire("fireNow")); !errors.Is(err, trigger.ErrPolicyKind) {
+		t.Errorf("simple policy on cron: %v, want trigger.ErrPolicyKind", err)
 	}
 	if err := RegisterInterval(s, time.Minute, tick{}, WithScheduleID("x")); err != nil {
 		t.Fatal(err)
