@@ -153,6 +153,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (summary, error) {
 		sum.Stopped, sum.NewLeader, sum.Handoff = stopLeader(ctx, insp, rec, instances, &stopping, handoff)
 	}
 	sleep(ctx, cfg.Duration-cfg.Duration/2)
+	if ctx.Err() != nil {
+		rec.printf("interrupted: stopping early")
+	}
 
 	// The end: stop firing everywhere, let the queue drain, then stop the
 	// servers, so that every trigger fired has had its chance to run.
