@@ -13,8 +13,9 @@ var ErrSkipRetry = errors.New("chronos: skip retry")
 var ErrLeaseLost = errors.New("chronos: task lease lost to another worker")
 
 // ErrServerShutdown is the cause of a handler's context cancellation when
-// Shutdown gave up waiting for it. The task stays pending and another
-// worker runs it after the visibility timeout.
+// Shutdown gave up waiting for it. When the handler returns, its task goes
+// back to the queue for another worker, without counting as a failed
+// attempt, whatever the handler returned.
 var ErrServerShutdown = errors.New("chronos: server shut down")
 
 // ErrServerStarted is returned by Start on a server that was already started.

@@ -373,3 +373,48 @@ func TestTaskRunningAcrossARedisRestartIsRecordedOnce(t *testing.T) {
 		t.Fatalf("runs = %d, want 1", n)
 	}
 }
+
+func TestHandlerInterruptedByShutdownIsHandedBackWithoutSpendingAnAttempt(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const vt = time.Minute // recovery by lease expiry would take far longer than the test
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		<-ctx.Done()
+		return context.Cause(ctx) // a well-behaved handler stops when told
+	})
+	srv := chronos.NewServer(e.rdb, chronos.ServerConfig{Logger: quietLogger, VisibilityTimeout: vt})
+	if err := srv.Start(ctx, mux); err != nil {
+		t.Fatal(err)
+	}
+	info := e.enqueue(t, Greet{})
+	pendingIdle := func() time.Duration {
+		p, _ := e.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: "{chronos}:q:default", Group: "chronos", Start: "-", End: "+", Count: 1}).Result()
+		if len(p) != 1 {
+			return -1
+		}
+		return p[0].Idle
+	}
+	eventually(t, "the task to start", func() bool { return pendingIdle() >= 0 })
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if err := srv.Shutdown(sctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown = %v", err)
+	}
+	eventually(t, "the task to be handed back", func() bool { return pendingIdle() >= vt })
+
+	got := make(chan *chronos.Task[Greet], 1)
+	mux2 := chronos.NewMux()
+	chronos.AddHandler(mux2, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		got <- task
+		return nil
+	})
+	e.serve(t, mux2, chronos.ServerConfig{VisibilityTimeout: vt})
+	task := recv(t, got, "the handed-back task")
+	if task.ID != info.ID || task.Attempt != 1 {
+		t.Fatalf("task %s attempt %d, want %s attempt 1", task.ID, task.Attempt, info.ID)
+	}
+	if n := e.rdb.ZCard(ctx, "{chronos}:delayed:default").Val(); n != 0 {
+		t.Fatal("the interruption was scheduled as a retry")
+	}
+}

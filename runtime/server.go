@@ -234,9 +234,10 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 // to ctx's deadline or ShutdownTimeout, whichever comes first. Tasks taken
 // but not yet started are handed back at once for any other server to run.
 // If the wait ends first, the handlers' contexts are cancelled with cause
-// ErrServerShutdown and Shutdown returns the context's error; those tasks
-// stay leased by this server and are recovered by another one after
-// VisibilityTimeout. Later calls wait for the first to finish (or for their
+// ErrServerShutdown and Shutdown returns the context's error. A handler that
+// then returns has its task handed back at once, without spending an
+// attempt; a handler that ignores the cancellation keeps its task leased
+// until another server recovers it after VisibilityTimeout. Later calls wait for the first to finish (or for their
 // own ctx) and return its result.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.startMu.Lock()

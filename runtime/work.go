@@ -143,6 +143,15 @@ func (s *Server) process(d *delivery) {
 	s.logStart(ctx, m)
 	r.result, r.err = call(ctx, h, m)
 	r.dur = s.now().Sub(r.start)
+	if r.err != nil && errors.Is(context.Cause(ctx), ErrServerShutdown) {
+		// Interrupted by Shutdown, not failed: hand the task back for
+		// another server to run at once, without spending an attempt.
+		cancel(nil)
+		s.taskLog.Warn("task interrupted by shutdown; handed back to the queue",
+			"kind", m.Kind, "task_id", m.ID, "queue", m.Queue, "error", r.err.Error())
+		s.release(s.bgCtx, []*delivery{d})
+		return
+	}
 	cancel(nil)
 	if r.err == nil {
 		r.outcome = rdb.Done
