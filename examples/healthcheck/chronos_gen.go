@@ -5,7 +5,6 @@
 package healthcheck
 
 import (
-	"fmt"
 	chronos "github.com/chronos-go/chronos/runtime"
 	"time"
 )
@@ -32,7 +31,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, monitor *Mo
 		chronos.WithTimeout(time.Second),
 		chronos.WithSource("healthcheck.go", 87),
 	); err != nil {
-		return fmt.Errorf("schedule healthcheck.Monitor.Cluster: %w", err)
+		return err
 	}
 	if err := chronos.RegisterInterval(
 		sched,
@@ -42,7 +41,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, monitor *Mo
 		chronos.WithIsolated(true),
 		chronos.WithSource("healthcheck.go", 65),
 	); err != nil {
-		return fmt.Errorf("schedule healthcheck.Monitor.Local: %w", err)
+		return err
 	}
 	return nil
 }

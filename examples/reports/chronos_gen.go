@@ -6,7 +6,6 @@ package reports
 
 import (
 	"context"
-	"fmt"
 	chronos "github.com/chronos-go/chronos/runtime"
 	"time"
 )
@@ -58,7 +57,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, reports *Re
 		chronos.WithTimeout(10*time.Minute),
 		chronos.WithSource("reports.go", 67),
 	); err != nil {
-		return fmt.Errorf("schedule reports.Reports.DailySales: %w", err)
+		return err
 	}
 	{
 		// Group month-end-export: one trigger for 2 jobs.
@@ -72,10 +71,10 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, reports *Re
 			chronos.WithSource("doc.go", 17),
 		)
 		if err := chronos.AddJob(g, "export-orders", ReportsExportOrdersArgs{}, chronos.WithMaxRetry(5)); err != nil {
-			return fmt.Errorf("group month-end-export, job export-orders: %w", err)
+			return err
 		}
 		if err := chronos.AddJob(g, "export-users", ReportsExportUsersArgs{}, chronos.WithMaxRetry(5)); err != nil {
-			return fmt.Errorf("group month-end-export, job export-users: %w", err)
+			return err
 		}
 	}
 	return nil
