@@ -76,6 +76,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (summary, error) {
 	rec.say("redis: %s", b.label)
 	rec.say("namespace %s; the leader is stopped at %v; a local check may run on a neighbour", ns, cfg.Duration/2)
 	rec.say("(in one process every server serves every instance's isolated queue; in separate processes it runs where it fired)")
+	rec.say("schedules: cluster = %s (every=2s, once per cluster), local = healthcheck.Monitor.Local (every=5s isolated=true)", clusterSchedule)
 	rec.say("")
 
 	// The runtime's own records: warnings and errors only, or the demo's
