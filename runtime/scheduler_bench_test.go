@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -63,6 +64,7 @@ func cpuTime() time.Duration {
 //	B/schedule      heap held per registered schedule (declaration, registry
 //	                entry and firing-loop entry), after GC
 //	cpu-µs/fire     this process's CPU time per trigger while firing
+//	redis-cpu-µs/fire  redis-server's CPU time per trigger (INFO cpu)
 //	lag-p50-ms,
 //	lag-p99-ms      enqueue time − intended trigger time (ms resolution)
 //	evalsha/fire    fire scripts sent per trigger (EVALSHA of the fire script)
@@ -127,11 +129,13 @@ func benchLeader(b *testing.B, n int, window time.Duration) {
 	}
 
 	b.ResetTimer()
+	rcpu0 := redisCPU(b, srv.Client())
 	cpu0, rt0, ev0 := cpuTime(), hook.roundTrips.Load(), hook.evalsha.Load()
 	start := time.Now()
 	time.Sleep(window)
 	elapsed := time.Since(start)
 	cpu, rt, ev := cpuTime()-cpu0, hook.roundTrips.Load()-rt0, hook.evalsha.Load()-ev0
+	rcpu := redisCPU(b, srv.Client()) - rcpu0
 	b.StopTimer()
 
 	xs, err := srv.Client().XRange(ctx, rdb.NewKeys("").Stream(DefaultQueue), "-", "+").Result()
@@ -156,6 +160,7 @@ func benchLeader(b *testing.B, n int, window time.Duration) {
 	slices.Sort(lags)
 	b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/float64(n), "B/schedule")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(fires), "cpu-µs/fire")
+	b.ReportMetric(float64(rcpu.Microseconds())/float64(fires), "redis-cpu-µs/fire")
 	b.ReportMetric(float64(lags[fires/2].Milliseconds()), "lag-p50-ms")
 	b.ReportMetric(float64(lags[fires*99/100].Milliseconds()), "lag-p99-ms")
 	b.ReportMetric(float64(ev)/float64(fires), "evalsha/fire")
@@ -168,4 +173,21 @@ func benchLogger() *slog.Logger {
 		return slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// redisCPU returns the server's user + system CPU time from INFO cpu.
+func redisCPU(b *testing.B, c redis.UniversalClient) time.Duration {
+	info, err := c.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total float64
+	for line := range strings.SplitSeq(info, "\r\n") {
+		k, v, _ := strings.Cut(line, ":")
+		if k == "used_cpu_sys" || k == "used_cpu_user" {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return time.Duration(total * float64(time.Second))
 }

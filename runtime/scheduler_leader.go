@@ -30,8 +30,9 @@ type session struct {
 	// stored last_fired, so two rounds of one schedule must not race.
 	fireMu sync.Mutex
 
-	mu        sync.Mutex // guards entries and their fields
+	mu        sync.Mutex // guards entries, idle and the entries' fields
 	entries   map[string]*entry
+	idle      map[string]bool // entries not in the loop: paused, dirty, complete
 	version   string    // last seen value of the registry's change counter
 	lastSweep time.Time // last Sweep
 	loaded    bool      // the registry was loaded once this term
@@ -78,7 +79,7 @@ func bumpChanges(ctx context.Context, c redis.UniversalClient, key string) error
 }
 
 func newSession(s *Scheduler, term leader.Term) *session {
-	return &session{s: s, term: term, entries: map[string]*entry{}}
+	return &session{s: s, term: term, entries: map[string]*entry{}, idle: map[string]bool{}}
 }
 
 // refreshEvery is how often the leader polls for registry changes,
@@ -125,8 +126,6 @@ func (ss *session) refresh(ctx context.Context) {
 	if !ss.trusted() || ctx.Err() != nil {
 		return
 	}
-	ss.fireMu.Lock()
-	defer ss.fireMu.Unlock()
 	s := ss.s
 	v, err := s.rdb.Get(ctx, s.changesKey()).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -147,12 +146,18 @@ func (ss *session) refresh(ctx context.Context) {
 			reload = true
 		}
 	}
+	var list []schedstore.Schedule
 	if reload {
-		list, err := s.store.List(ctx)
-		if err != nil {
+		// Read without holding up firing: the stored state is used only for
+		// schedules this term has not loaded yet, which nobody else fires.
+		if list, err = s.store.List(ctx); err != nil {
 			s.log.Warn("chronos: leader: load registry", "err", err)
 			return
 		}
+	}
+	ss.fireMu.Lock()
+	defer ss.fireMu.Unlock()
+	if reload {
 		ss.version, ss.loaded = v, true
 		ss.reconcile(ctx, list)
 	} else {
@@ -183,8 +188,7 @@ func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 			if err != nil {
 				s.log.Error("chronos: leader: schedule cannot be fired", "schedule", sc.ID, "err", err)
 				if e != nil {
-					delete(ss.entries, sc.ID)
-					ss.loop.Remove(sc.ID)
+					ss.forget(sc.ID)
 				}
 				continue
 			}
@@ -201,8 +205,7 @@ func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 	}
 	for id := range ss.entries {
 		if !seen[id] {
-			delete(ss.entries, id)
-			ss.loop.Remove(id)
+			ss.forget(id)
 		}
 	}
 	ss.mu.Unlock()
@@ -217,8 +220,8 @@ func (ss *session) repair(ctx context.Context) {
 	now := s.now()
 	ss.mu.Lock()
 	var dirty []string
-	for id, e := range ss.entries {
-		if e.dirty {
+	for id := range ss.idle {
+		if e := ss.entries[id]; e != nil && e.dirty {
 			dirty = append(dirty, id)
 		}
 	}
@@ -232,8 +235,7 @@ func (ss *session) repair(ctx context.Context) {
 		switch {
 		case e == nil:
 		case errors.Is(err, schedstore.ErrNotFound):
-			delete(ss.entries, id)
-			ss.loop.Remove(id)
+			ss.forget(id)
 		case err != nil:
 			s.log.Warn("chronos: leader: reload schedule", "schedule", id, "err", err)
 		default:
@@ -243,14 +245,15 @@ func (ss *session) repair(ctx context.Context) {
 		ss.mu.Unlock()
 	}
 	ss.mu.Lock()
-	for _, e := range ss.entries {
-		if e.dirty {
+	for id := range ss.idle {
+		e := ss.entries[id]
+		if e == nil || e.dirty {
 			continue
 		}
 		if e.pause != nil && !e.pause.Until.IsZero() && !e.paused(now) {
 			e.pause = nil // expired: evaluate as resumed
 		}
-		if _, scheduled := ss.loop.Next(e.id); scheduled || e.paused(now) || e.state.Complete {
+		if e.paused(now) || e.state.Complete {
 			continue
 		}
 		r, save := ss.evaluate(e, now, "catchup")
@@ -345,9 +348,18 @@ func (ss *session) evaluate(e *entry, now time.Time, source string) ([]*fireReq,
 func (ss *session) place(e *entry, now time.Time) {
 	if e.dirty || e.paused(now) || e.state.Complete || e.state.Next.IsZero() {
 		ss.loop.Remove(e.id)
+		ss.idle[e.id] = true
 		return
 	}
+	delete(ss.idle, e.id)
 	ss.loop.SetAt(e.id, e.nextFunc(), e.state.Next)
+}
+
+// forget drops entry id. ss.mu is held.
+func (ss *session) forget(id string) {
+	delete(ss.entries, id)
+	delete(ss.idle, id)
+	ss.loop.Remove(id)
 }
 
 // onFire is the firing loop's callback.
@@ -428,8 +440,7 @@ func (ss *session) handle(ctx context.Context, reqs []*fireReq, res []fireResult
 			ss.markDirty(q.id)
 		case fireGone:
 			ss.mu.Lock()
-			delete(ss.entries, q.id)
-			ss.loop.Remove(q.id)
+			ss.forget(q.id)
 			ss.mu.Unlock()
 		}
 	}
@@ -454,6 +465,7 @@ func (ss *session) markDirty(id string) {
 	defer ss.mu.Unlock()
 	if e := ss.entries[id]; e != nil {
 		e.dirty = true
+		ss.idle[id] = true
 		ss.loop.Remove(id)
 	}
 }
