@@ -355,3 +355,19 @@ func (i *Inspector) ScheduleHistory(ctx context.Context, id string, limit int) (
 	}
 	return out, nil
 }
+
+// ClearOverlap forgets the runs that the overlap policy of schedule id's
+// job (mainJob "main" for a schedule that is not a group) counts as queued
+// or running, and any firing buffered behind them. Use it only when those
+// tasks are known to be gone without finishing (their queue was deleted by
+// hand); otherwise the queue clears the marker itself when they finish.
+func (i *Inspector) ClearOverlap(ctx context.Context, id, job string) error {
+	if job == "" {
+		job = mainJob
+	}
+	marker := id + ":" + job
+	if err := i.rdb.C.Del(ctx, i.rdb.K.OverlapActive(marker), i.rdb.K.OverlapBuffer(marker)).Err(); err != nil {
+		return fmt.Errorf("chronos: clear overlap of %q job %q: %w", id, job, err)
+	}
+	return nil
+}

@@ -554,6 +554,12 @@ func TestOverlapSkipRecordsSkippedFiringsAndResumesAfterTheRun(t *testing.T) {
 	if !strings.Contains(e.logs.String(), "skipped by overlap") {
 		t.Error("overlap skip not logged")
 	}
+	// An operator who knows the queued run is gone can clear the marker.
+	e.rdb.Del(ctx, rdb.NewKeys("").Stream(DefaultQueue))
+	if err := e.insp.ClearOverlap(ctx, "slow", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "a firing enqueued after the marker was cleared", func() bool { return len(e.tasks(DefaultQueue)) == 1 })
 	// Once the run finishes, the next firing enqueues again.
 	done := make(chan struct{}, 100)
 	mux := NewMux()
