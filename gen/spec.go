@@ -236,7 +236,22 @@ func readTrigger(s *spec, r *reporter) (Trigger, triggerKind, bool) {
 			r.errorf(s.d.valPos(st.arg, 0), "misfire-mismatch", "misfire=%s: %v", st.str, err)
 		}
 	}
+	checkIsolatedOverlap(s, r)
 	return t, kind, len(r.diags) == before
+}
+
+// checkIsolatedOverlap mirrors the runtime's rule that overlap control is
+// cluster-wide and so does not apply to isolated schedules, which run on
+// every instance (runtime/schedule.go, finishDefinition).
+func checkIsolatedOverlap(s *spec, r *reporter) {
+	iso, ok := s.get("isolated")
+	if !ok || !iso.b {
+		return
+	}
+	if ov, ok := s.get("overlap"); ok && ov.arg.Value != "allow" {
+		r.errorf(s.d.keyPos(ov.arg), "conflicting-keys",
+			"overlap=%s cannot be combined with isolated=true: overlap control is cluster-wide, and an isolated schedule runs on every instance", ov.arg.Value)
+	}
 }
 
 // options returns the settings that become chronos options, in key-table

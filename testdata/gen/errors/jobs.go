@@ -123,3 +123,9 @@ type Lonely struct{}
 //
 //chronos:schedule every=1h start=2026-06-01T00:00:00Z end=2026-01-01T00:00:00Z
 func Backwards(ctx context.Context) error { return nil }
+
+// IsolatedSkip asks for cluster-wide overlap control on a schedule that runs
+// on every instance.
+//
+//chronos:schedule every=1m isolated=true overlap=skip
+func IsolatedSkip(ctx context.Context) error { return nil }
