@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronos-go/chronos/internal/redistest"
 	chronos "github.com/chronos-go/chronos/runtime"
-	"github.com/chronos-go/chronos/runtime/internal/redistest"
 )
 
 // BenchmarkEnqueue measures one immediate enqueue: one script call.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/chronos-go/chronos/internal/redistest"
 	chronos "github.com/chronos-go/chronos/runtime"
-	"github.com/chronos-go/chronos/runtime/internal/redistest"
 )
 
 func TestWorkerKilledMidTaskIsRecoveredAndCompletedOnce(t *testing.T) {

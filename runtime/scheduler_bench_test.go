@@ -16,8 +16,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/chronos-go/chronos/internal/redistest"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
-	"github.com/chronos-go/chronos/runtime/internal/redistest"
 )
 
 // countHook counts what a client sends: single commands and pipelines are

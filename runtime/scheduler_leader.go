@@ -33,9 +33,9 @@ type session struct {
 	mu        sync.Mutex // guards entries, idle and the entries' fields
 	entries   map[string]*entry
 	idle      map[string]bool // entries not in the loop: paused, dirty, complete
-	version   string    // last seen value of the registry's change counter
-	lastSweep time.Time // last Sweep
-	loaded    bool      // the registry was loaded once this term
+	version   string          // last seen value of the registry's change counter
+	lastSweep time.Time       // last Sweep
+	loaded    bool            // the registry was loaded once this term
 }
 
 // entry is one schedule as the leader fires it. Within a term the leader is

@@ -14,11 +14,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/chronos-go/chronos/internal/redistest"
 	"github.com/chronos-go/chronos/runtime/cron"
 	"github.com/chronos-go/chronos/runtime/internal/firing"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
-	"github.com/chronos-go/chronos/runtime/internal/redistest"
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/chronos-go/chronos/examples/healthcheck"
-	"github.com/chronos-go/chronos/examples/internal/testredis"
+	"github.com/chronos-go/chronos/internal/redistest"
 	chronos "github.com/chronos-go/chronos/runtime"
 )
 
@@ -64,7 +64,7 @@ func next(t *testing.T, checks <-chan healthcheck.Check, schedule string) health
 }
 
 func TestGeneratedRegistrationFiresTheClusterCheckAndRunsIt(t *testing.T) {
-	checks := startReplica(t, testredis.Start(t), "replica-a")
+	checks := startReplica(t, redistest.Start(t).Options(), "replica-a")
 
 	c := next(t, checks, "healthcheck.Monitor.Cluster")
 	if c.Err != nil {
@@ -79,7 +79,7 @@ func TestGeneratedRegistrationFiresTheClusterCheckAndRunsIt(t *testing.T) {
 }
 
 func TestLocalCheckRunsOnTheInstanceThatFiredIt(t *testing.T) {
-	checks := startReplica(t, testredis.Start(t), "replica-a")
+	checks := startReplica(t, redistest.Start(t).Options(), "replica-a")
 
 	c := next(t, checks, "healthcheck.Monitor.Local")
 	if c.Queue != "isolated:replica-a" {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/chronos-go/chronos/examples/internal/testredis"
 	"github.com/chronos-go/chronos/examples/reports"
+	"github.com/chronos-go/chronos/internal/redistest"
 	chronos "github.com/chronos-go/chronos/runtime"
 )
 
@@ -22,7 +22,7 @@ import (
 func startReplica(t *testing.T, dir string) *chronos.Inspector {
 	t.Helper()
 	ctx := context.Background()
-	rdb := redis.NewClient(testredis.Start(t))
+	rdb := redis.NewClient(redistest.Start(t).Options())
 	t.Cleanup(func() { _ = rdb.Close() })
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sched := chronos.NewScheduler(rdb, chronos.SchedulerConfig{Logger: quiet})

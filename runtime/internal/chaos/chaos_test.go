@@ -20,9 +20,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/chronos-go/chronos/internal/redistest"
 	chronos "github.com/chronos-go/chronos/runtime"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
-	"github.com/chronos-go/chronos/runtime/internal/redistest"
 )
 
 var chaosDuration = flag.Duration("chaos.duration", 0,

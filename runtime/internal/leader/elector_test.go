@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chronos-go/chronos/runtime/internal/redistest"
+	"github.com/chronos-go/chronos/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chronos-go/chronos/runtime/internal/redistest"
+	"github.com/chronos-go/chronos/internal/redistest"
 )
 
 // report is one line of a child's view, stamped when the parent read it.

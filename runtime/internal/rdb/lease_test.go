@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chronos-go/chronos/runtime/internal/redistest"
+	"github.com/chronos-go/chronos/internal/redistest"
 )
 
 // leaseEnv is a queue "q" holding one task, read by consumer "a".

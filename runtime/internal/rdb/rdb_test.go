@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/chronos-go/chronos/runtime/internal/redistest"
+	"github.com/chronos-go/chronos/internal/redistest"
 )
 
 func TestEveryKeyOfANamespaceSharesItsHashTag(t *testing.T) {

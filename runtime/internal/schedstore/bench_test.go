@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chronos-go/chronos/runtime/internal/redistest"
+	"github.com/chronos-go/chronos/internal/redistest"
 )
 
 func manyDefs(n int) []Definition {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronos-go/chronos/internal/redistest"
 	"github.com/chronos-go/chronos/runtime/internal/firing"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
-	"github.com/chronos-go/chronos/runtime/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 

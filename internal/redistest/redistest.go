@@ -6,6 +6,9 @@
 // Start use that server instead (it is flushed first, so point it at a
 // dedicated instance and run with -p 1); Kill and Restart then skip the test.
 //
+// It lives at the module root so that every package of the module, the
+// examples included, can use it.
+//
 // The package is shaped so that a Redis Cluster (several Servers started with
 // cluster mode and joined) can be added beside Start without changing callers:
 // callers only see a redis.UniversalClient.
@@ -117,13 +120,7 @@ func (s *Server) Client() redis.UniversalClient {
 // NewClient returns a client configured by tweak (which may be nil), closed
 // when the test ends.
 func (s *Server) NewClient(tweak func(*redis.Options)) *redis.Client {
-	opt := &redis.Options{Addr: s.Addr()}
-	if s.url != "" {
-		var err error
-		if opt, err = redis.ParseURL(s.url); err != nil {
-			s.t.Fatalf("redistest: REDIS_URL: %v", err)
-		}
-	}
+	opt := s.Options()
 	if tweak != nil {
 		tweak(opt)
 	}
@@ -135,6 +132,19 @@ func (s *Server) NewClient(tweak func(*redis.Options)) *redis.Client {
 		s.t.Cleanup(func() { _ = c.Close() })
 	}
 	return c
+}
+
+// Options returns fresh client options for the server, for callers that
+// build and own their client.
+func (s *Server) Options() *redis.Options {
+	if s.url != "" {
+		opt, err := redis.ParseURL(s.url)
+		if err != nil {
+			s.t.Fatalf("redistest: REDIS_URL: %v", err)
+		}
+		return opt
+	}
+	return &redis.Options{Addr: s.Addr()}
 }
 
 // PID is the process ID of the running server, or 0.
