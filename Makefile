@@ -11,7 +11,7 @@ all: lint test
 help:
 	@echo "make demo      run the example (embedded demo-only Redis unless REDIS_URL is set)"
 	@echo "make test      go test -race ./... against private redis-server processes"
-	@echo "make lint      gofmt check + go vet"
+	@echo "make lint      gofmt check + go vet + chronosgen -check on examples/"
 	@echo "make generate  go generate ./..."
 	@echo "make bench     benchmarks (ours side by side with the incumbents)"
 	@echo "make bench-compare  chronos vs asynq v0.26 on one private Redis (BENCHFLAGS=-rounds 5 ...)"
@@ -52,9 +52,13 @@ bench-compare: ensure-redis
 vectors:
 	./tools/quartzoracle/run.sh
 
+# Each fuzz target runs for FUZZTIME; go test -fuzz takes one target at a time.
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./runtime/cron
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./runtime/cron
+	$(GO) test -run '^$$' -fuzz '^FuzzDue$$' -fuzztime $(FUZZTIME) ./runtime/trigger
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./gen/directive
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckDirective$$' -fuzztime $(FUZZTIME) ./gen
 
 # The scheduler's chaos test, long version (the 25 s version runs in make test).
 CHAOS_DURATION ?= 10m
