@@ -129,7 +129,7 @@ func (ss *session) refresh(ctx context.Context) {
 	s := ss.s
 	v, err := s.rdb.Get(ctx, s.changesKey()).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		s.log.Warn("chronos: leader: read registry version", "err", err)
+		ss.warn(ctx, "chronos: leader: read registry version", err)
 		return
 	}
 	reload := !ss.loaded || v != ss.version
@@ -137,7 +137,7 @@ func (ss *session) refresh(ctx context.Context) {
 		ss.lastSweep = time.Now()
 		res, err := s.store.Sweep(ctx)
 		if err != nil {
-			s.log.Warn("chronos: leader: sweep registry", "err", err)
+			ss.warn(ctx, "chronos: leader: sweep registry", err)
 		} else {
 			ss.dropDeadIsolatedQueues(ctx)
 		}
@@ -151,7 +151,7 @@ func (ss *session) refresh(ctx context.Context) {
 		// Read without holding up firing: the stored state is used only for
 		// schedules this term has not loaded yet, which nobody else fires.
 		if list, err = s.store.List(ctx); err != nil {
-			s.log.Warn("chronos: leader: load registry", "err", err)
+			ss.warn(ctx, "chronos: leader: load registry", err)
 			return
 		}
 	}
@@ -470,6 +470,16 @@ func (ss *session) markDirty(id string) {
 	}
 }
 
+// warn logs a failed registry read or write, except when ctx already ended:
+// then the error is the shutdown (or the end of the term) cancelling the
+// call, not a problem worth a warning.
+func (ss *session) warn(ctx context.Context, msg string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	ss.s.log.Warn(msg, "err", err)
+}
+
 // maxBackfill bounds the firings one backfill request may make.
 const maxBackfill = 1000
 
@@ -480,7 +490,7 @@ func (ss *session) requests(ctx context.Context) {
 	s := ss.s
 	pending, err := s.store.Requests(ctx, 100)
 	if err != nil {
-		s.log.Warn("chronos: leader: read requests", "err", err)
+		ss.warn(ctx, "chronos: leader: read requests", err)
 		return
 	}
 	now := s.now()
