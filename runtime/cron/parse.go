@@ -288,9 +288,10 @@ func (p *parser) rangeError(f Field, fs *fieldSpec, v int) string {
 	return msg
 }
 
-// step reads "/s" at the lexer. star says the step follows '*' or stands
-// alone, the only place Quartz checks the step against the field's size.
-func (p *parser) step(lx *lexer, f Field, fs *fieldSpec, star bool) (int, error) {
+// step reads "/s" at the lexer. check says to limit the step to the
+// field's size, as Quartz does after '*', a bare '/' and a single value
+// (but not after a range: 0-59/70 is accepted).
+func (p *parser) step(lx *lexer, f Field, fs *fieldSpec, check bool) (int, error) {
 	slash := lx.off()
 	lx.i++ // '/'
 	v, off, n := lx.digits()
@@ -299,7 +300,7 @@ func (p *parser) step(lx *lexer, f Field, fs *fieldSpec, star bool) (int, error)
 		return 0, p.errorf(f, slash, 1, "'/' in %s item %q must be followed by a step (a number)", f, lx.s)
 	case v == 0:
 		return 0, p.because(p.errorf(f, off, n, "step 0 in %s item %q; a step must be at least 1", f, lx.s), quirkStepZero)
-	case star && fs.maxStar > 0 && v > fs.maxStar:
+	case check && fs.maxStar > 0 && v > fs.maxStar:
 		return 0, p.errorf(f, off, n, "step %d in %s item %q is larger than the field allows (at most %d)", v, f, lx.s, fs.maxStar)
 	}
 	return v, nil

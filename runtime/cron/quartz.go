@@ -207,7 +207,7 @@ func (p *parser) quartzItem(lx *lexer, f Field, fs *fieldSpec, base int, inList 
 		if isName {
 			return p.because(p.errorf(f, lx.off(), len(lx.s)-lx.i, "a step after a name (%q) is not supported: Quartz silently ignores it; use a number", lx.s), quirkDroppedStep)
 		}
-		step, err := p.step(lx, f, fs, false)
+		step, err := p.step(lx, f, fs, true) // Quartz checks a/s like */s
 		if err != nil {
 			return err
 		}

@@ -83,6 +83,17 @@ var oracleExplanations = []oracleExplained{
 		},
 	},
 	{
+		// Quartz reads "day 0" (or less) of a month as a day of the
+		// previous month and may move it into this month by the weekend
+		// rule (L-30W fires on 1 April 2024 because 31 March is a Sunday),
+		// or loops forever; we give such a month no fire (#7).
+		reason: "L-nW below day 1: Quartz rolls into the previous month (#7)",
+		match: func(c *oracleCase, e *Expression, at, quartz, ours time.Time) bool {
+			return e.spec.domKind == domLastWeekday && !quartz.IsZero() &&
+				daysIn(quartz.Year(), int(quartz.Month()))-int(e.spec.domN) < 1 && (ours.IsZero() || ours.After(quartz))
+		},
+	},
+	{
 		// Quartz reads the W candidate with the host clock's millisecond
 		// (brief §3.2); we compare with the truncated start (#9).
 		reason: "W with a sub-second start: Quartz depends on the host clock (#9)",
