@@ -46,45 +46,42 @@ type gap struct {
 // whole day in 2011).
 const neighbourWindow = 2 * 86400
 
+// offsetAt returns loc's UTC offset at instant u, in seconds.
+func offsetAt(u int64, loc *time.Location) int64 {
+	_, off := time.Unix(u, 0).In(loc).Zone()
+	return int64(off)
+}
+
 // resolve converts wall seconds w in loc to an instant. It detects gaps and
 // overlaps itself instead of relying on time.Date, whose choice of offset is
 // unspecified there: an ambiguous wall time resolves to the later instant
 // (Quartz's rule), and a wall time in a gap returns ok == false with the gap.
+//
+// The candidate offsets are those in force two days before and after w
+// (and at w itself); an offset o fits when the instant w-o really has
+// offset o. This does not trust time.Time.ZoneBounds, which beyond the
+// zone's last listed transition reports boundaries at every new year where
+// nothing changes.
 func resolve(w int64, loc *time.Location) (u int64, ok bool, g gap) {
 	if loc == time.UTC {
 		return w, true, gap{}
 	}
-	p := periodAt(w, loc)
-	var best int64
-	try := func(q zonePeriod) {
-		if x := w - q.off; q.contains(x) && (!ok || x > best) {
-			best, ok = x, true
+	before, after := offsetAt(w-neighbourWindow, loc), offsetAt(w+neighbourWindow, loc)
+	for _, o := range [...]int64{before, after, offsetAt(w, loc)} {
+		if x := w - o; offsetAt(x, loc) == o && (!ok || x > u) {
+			u, ok = x, true
 		}
 	}
-	try(p)
-	x := w - p.off
-	var prev, next zonePeriod
-	hasPrev := p.hasStart && x-p.start < neighbourWindow
-	if hasPrev {
-		prev = periodAt(p.start-1, loc)
-		try(prev)
-	}
-	hasNext := p.hasEnd && p.end-x < neighbourWindow
-	if hasNext {
-		next = periodAt(p.end, loc)
-		try(next)
-	}
 	if ok {
-		return best, true, gap{}
+		return u, true, gap{}
 	}
-	switch {
-	case hasPrev && x < p.start:
-		return 0, false, gap{at: p.start, before: prev.off, after: p.off}
-	case hasNext && x >= p.end:
-		return 0, false, gap{at: p.end, before: p.off, after: next.off}
+	// A gap: the clock jumped forward from the smaller offset to the larger.
+	old, nu := min(before, after), max(before, after)
+	at, _ := time.Unix(w-old, 0).In(loc).ZoneBounds()
+	if at.IsZero() || nu == old {
+		return w - old, true, gap{} // not reachable with real zone data
 	}
-	// Not reachable with real zone data; fall back to the period's offset.
-	return x, true, gap{}
+	return 0, false, gap{at: at.Unix(), before: old, after: nu}
 }
 
 // deepInside reports whether instant u lies in p at least neighbourWindow
