@@ -79,6 +79,10 @@ func TestNextDST(t *testing.T) {
 			want: []string{"2011-12-31T12:00:00+14:00"}},
 		{name: "whole day missing shifted", expr: "0 0 12 * * ?", zone: "Pacific/Apia", dst: DSTShiftGap, start: "2011-12-29T13:00:00-10:00",
 			want: []string{"2011-12-31T00:00:00+14:00", "2011-12-31T12:00:00+14:00"}},
+		// Past a zone's last listed transition Go reports a zone boundary at
+		// every new year; it must not be taken for a gap.
+		{name: "year boundary beyond the tz table", expr: "28-25,50,51 0 11 ? 1,9 *", zone: "Pacific/Chatham", start: "2048-11-06T05:22:46+13:45",
+			want: []string{"2049-01-01T11:00:00+13:45"}},
 		// Standard dialect follows the same rules.
 		{name: "standard gap skipped", expr: "30 2 * * *", zone: "America/New_York", start: "2025-03-08T12:00:00-05:00",
 			want: []string{"2025-03-10T02:30:00-04:00"}},
