@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/user"
+	"time"
+
+	chronos "github.com/chronos-go/chronos/runtime"
+)
+
+func controlCommands() []command {
+	return []command{
+		{name: "pause", synopsis: "ID [-job NAME] [-note TEXT] [-until RFC3339|DURATION] [-who NAME]", run: runPause,
+			summary: "Pause a schedule, or one job of a group, cluster-wide until resumed or until -until."},
+		{name: "resume", synopsis: "ID [-job NAME]", run: runResume,
+			summary: "End the pause of a schedule or of one of its jobs; missed fires follow the misfire policy."},
+		{name: "trigger", synopsis: "ID [-who NAME]", run: runTrigger,
+			summary: "Ask the leader to fire a schedule once, now, outside its trigger."},
+		{name: "backfill", synopsis: "ID -from RFC3339 -to RFC3339 [-who NAME]", run: runBackfill,
+			summary: "Ask the leader to fire a schedule for each of its fire times in [from, to] (at most 1,000)."},
+	}
+}
+
+// whoFlag adds -who, defaulting to the operating system user, so that
+// pauses and requests say who made them.
+func whoFlag(fs *flag.FlagSet) *string {
+	return fs.String("who", currentUser(), "who does this, recorded with the pause or request")
+}
+
+func currentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}
+
+func runPause(ctx context.Context, c *cli, args []string) error {
+	fs := c.flagSet("pause")
+	job := fs.String("job", "", "pause only this job of a group")
+	note := fs.String("note", "", "why, for other operators")
+	until := fs.String("until", "", "end the pause at this RFC 3339 time, or after this duration (e.g. 6h)")
+	who := whoFlag(fs)
+	pos, err := c.parse(fs, args, "ID")
+	if err != nil {
+		return err
+	}
+	id := pos[0]
+	opts := chronos.PauseOptions{Job: *job, Note: *note, Who: *who}
+	if *until != "" {
+		if opts.Until, err = parseUntil(*until, time.Now()); err != nil {
+			return err
+		}
+	}
+	insp, err := c.inspector()
+	if err != nil {
+		return err
+	}
+	if err := insp.PauseSchedule(ctx, id, opts); err != nil {
+		return checkFound(err, "schedule", id)
+	}
+	s, err := insp.Schedule(ctx, id)
+	if err != nil {
+		return checkFound(err, "schedule", id)
+	}
+	if c.json {
+		return c.printJSON(newScheduleView(s))
+	}
+	fmt.Fprintf(c.stdout, "paused %s\n", target(id, *job))
+	return nil
+}
+
+// parseUntil reads -until: a duration from now or an RFC 3339 time, which
+// must lie in the future.
+func parseUntil(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		if d <= 0 {
+			return time.Time{}, usagef("-until %s: want a positive duration", s)
+		}
+		return now.Add(d), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, usagef("-until %q: want an RFC 3339 time (2026-12-01T06:00:00Z) or a duration (6h)", s)
+	}
+	if !t.After(now) {
+		return time.Time{}, usagef("-until %s is in the past", s)
+	}
+	return t, nil
+}
+
+func runResume(ctx context.Context, c *cli, args []string) error {
+	fs := c.flagSet("resume")
+	job := fs.String("job", "", "resume only this job of a group")
+	pos, err := c.parse(fs, args, "ID")
+	if err != nil {
+		return err
+	}
+	id := pos[0]
+	insp, err := c.inspector()
+	if err != nil {
+		return err
+	}
+	// ResumeSchedule does not tell an unknown ID from one not paused.
+	if _, err := insp.Schedule(ctx, id); err != nil {
+		return checkFound(err, "schedule", id)
+	}
+	was, err := insp.ResumeSchedule(ctx, id, *job)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(struct {
+			ID      string `json:"id"`
+			Job     string `json:"job,omitempty"`
+			Resumed bool   `json:"resumed"`
+		}{id, *job, was})
+	}
+	if was {
+		fmt.Fprintf(c.stdout, "resumed %s\n", target(id, *job))
+	} else {
+		fmt.Fprintf(c.stdout, "%s was not paused\n", target(id, *job))
+	}
+	return nil
+}
+
+func target(id, job string) string {
+	if job != "" {
+		return fmt.Sprintf("job %s of schedule %s", job, id)
+	}
+	return "schedule " + id
+}
+
+func runTrigger(ctx context.Context, c *cli, args []string) error {
+	fs := c.flagSet("trigger")
+	who := whoFlag(fs)
+	pos, err := c.parse(fs, args, "ID")
+	if err != nil {
+		return err
+	}
+	id := pos[0]
+	insp, err := c.inspector()
+	if err != nil {
+		return err
+	}
+	req, err := insp.TriggerSchedule(ctx, id, *who)
+	if err != nil {
+		return checkFound(err, "schedule", id)
+	}
+	return c.printRequest(ctx, insp, id, req)
+}
+
+func runBackfill(ctx context.Context, c *cli, args []string) error {
+	fs := c.flagSet("backfill")
+	fromS := fs.String("from", "", "first fire time to consider (RFC 3339, required)")
+	toS := fs.String("to", "", "last fire time to consider (RFC 3339, required)")
+	who := whoFlag(fs)
+	pos, err := c.parse(fs, args, "ID")
+	if err != nil {
+		return err
+	}
+	id := pos[0]
+	from, err := parseTimeFlag("from", *fromS)
+	if err != nil {
+		return err
+	}
+	to, err := parseTimeFlag("to", *toS)
+	if err != nil {
+		return err
+	}
+	if to.Before(from) {
+		return usagef("-to %s is before -from %s", *toS, *fromS)
+	}
+	insp, err := c.inspector()
+	if err != nil {
+		return err
+	}
+	req, err := insp.BackfillSchedule(ctx, id, from, to, *who)
+	if err != nil {
+		return checkFound(err, "schedule", id)
+	}
+	return c.printRequest(ctx, insp, id, req)
+}
+
+func parseTimeFlag(name, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, usagef("-%s is required", name)
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, usagef("-%s %q: want an RFC 3339 time such as 2026-12-01T06:00:00Z", name, s)
+	}
+	return t, nil
+}
+
+// printRequest reports an accepted trigger or backfill request, and warns
+// when no scheduler leads: the request then waits for one.
+func (c *cli) printRequest(ctx context.Context, insp *chronos.Inspector, id, req string) error {
+	l, err := insp.SchedulerLeader(ctx)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(struct {
+			ID        string `json:"id"`
+			RequestID string `json:"request_id"`
+			Leader    string `json:"leader,omitempty"`
+		}{id, req, leaderID(l)})
+	}
+	fmt.Fprintf(c.stdout, "requested %s for schedule %s; the leader carries it out once (see: chronos schedule %s)\n", req, id, id)
+	if l == nil {
+		fmt.Fprintf(c.stderr, "chronos: warning: no scheduler leads namespace %q now; the request waits until one does\n", c.namespace())
+	}
+	return nil
+}
+
+func leaderID(l *chronos.LeaderInfo) string {
+	if l == nil {
+		return ""
+	}
+	return l.InstanceID
+}
