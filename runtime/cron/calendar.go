@@ -91,7 +91,22 @@ func civilOf(wall int64) civil {
 	return civil{y, m, d, int(secs / 3600), int(secs / 60 % 60), int(secs % 60)}
 }
 
-// wall returns c as wall seconds, the inverse of civilOf.
+// wall returns c as wall seconds, the inverse of civilOf. Fields may
+// overflow (month 13, day 32, hour 24, minute 60) and roll over the way a
+// lenient calendar does.
 func (c civil) wall() int64 {
+	if c.month > 12 {
+		c.year += (c.month - 1) / 12
+		c.month = (c.month-1)%12 + 1
+	}
 	return daysFromCivil(c.year, c.month, c.day)*86400 + int64(c.hour*3600+c.minute*60+c.second)
+}
+
+// mod returns a modulo n in [0, n).
+func mod(a, n int64) int64 {
+	a %= n
+	if a < 0 {
+		a += n
+	}
+	return a
 }

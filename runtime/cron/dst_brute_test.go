@@ -10,7 +10,11 @@ import (
 // TestNextDSTMatchesWallWalk checks Next near DST transitions against a
 // slow reference that walks wall-clock minutes one by one and decides
 // existence and ambiguity with time.Date round trips, independently of
-// resolve:
+// resolve and quartzLoop. The reference is exact for DSTShiftGap
+// everywhere, and for DSTQuartz where gaps start on the hour and last an
+// hour; Lord Howe's half-hour gap makes Quartz's path matter (see
+// quartzloop.go), so DSTQuartz is compared there only by the oracle.
+// The reference rules:
 //
 //   - a wall time that exists once fires at that instant;
 //   - a wall time that exists twice fires at the later instant;
@@ -108,6 +112,9 @@ func TestNextDSTMatchesWallWalk(t *testing.T) {
 			expr := strings.Join([]string{"0", minutes[r.IntN(len(minutes))], hours[r.IntN(len(hours))], "*", "*", "?"}, " ")
 			e := MustParse(expr)
 			for _, dst := range []DSTPolicy{DSTQuartz, DSTShiftGap} {
+				if dst == DSTQuartz && name == "Australia/Lord_Howe" {
+					continue
+				}
 				s := Schedule{Expr: e, Location: loc, DST: dst}
 				cur := start
 				for range 4 {

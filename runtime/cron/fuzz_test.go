@@ -56,11 +56,3 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
-
-func mod(a, n int64) int64 {
-	a %= n
-	if a < 0 {
-		a += n
-	}
-	return a
-}

@@ -60,11 +60,17 @@ func TestNextDST(t *testing.T) {
 			want: []string{"2025-10-05T02:30:00+11:00", "2025-10-06T02:15:00+11:00"}},
 		{name: "half-hour gap skipped", expr: "0 15 2 * * ?", zone: "Australia/Lord_Howe", start: "2025-10-04T12:00:00+10:30",
 			want: []string{"2025-10-06T02:15:00+11:00"}},
-		// Quartz reads a gap time with the offset from before the change
-		// (02:20 becomes 02:50) and searches on from there, so 02:40 is
-		// lost too.
-		{name: "gap time read with the old offset", expr: "0 20,40 2 * * ?", zone: "Australia/Lord_Howe", start: "2025-10-05T01:00:00+10:30",
-			want: []string{"2025-10-06T02:20:00+11:00"}},
+		// Quartz's search passes through 02:00:00 (hour reset), which its
+		// lenient calendar moves to 02:30; the minute stage then finds 02:40.
+		{name: "half-hour gap, later slot in the hour survives", expr: "0 20,40 2 * * ?", zone: "Australia/Lord_Howe", start: "2025-10-05T01:00:00+10:30",
+			want: []string{"2025-10-05T02:40:00+11:00", "2025-10-06T02:20:00+11:00"}},
+		// Chatham jumps from 02:45 to 03:45. Quartz's hour reset to 03:00
+		// lands in the gap, becomes 04:00, and 03:45 (which exists) is lost
+		// (oracle cases D2239-D2726).
+		{name: "existing time after an off-the-hour gap (Quartz)", expr: "0 45 3 * * ?", zone: "Pacific/Chatham", start: "2024-09-29T00:45:00+12:45",
+			want: []string{"2024-09-30T03:45:00+13:45"}},
+		{name: "existing time after an off-the-hour gap (shift)", expr: "0 45 3 * * ?", zone: "Pacific/Chatham", dst: DSTShiftGap, start: "2024-09-29T00:45:00+12:45",
+			want: []string{"2024-09-29T03:45:00+13:45"}},
 		// Fall back: an ambiguous wall time is the later instant, under both policies.
 		{name: "overlap once, later pass", expr: "0 30 1 * * ?", zone: "America/New_York", dst: DSTShiftGap, start: "2025-11-01T12:00:00-04:00",
 			want: []string{"2025-11-02T01:30:00-05:00", "2025-11-03T01:30:00-05:00"}},

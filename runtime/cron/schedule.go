@@ -65,34 +65,56 @@ func (s Schedule) Next(after time.Time) time.Time {
 		loc = time.UTC
 	}
 	from := after.Unix() + 1
-	// The zone period of from gives the starting wall time and, when the
-	// answer falls well inside it (the common case), its offset too.
-	var here zonePeriod
-	if loc != time.UTC {
-		here = periodAt(from, loc)
-	}
-	w := from + here.off
+	cur := from // the instant the search state stands for
 	for range maxGapRetries {
+		// The zone period of the state gives its wall time and, when the
+		// answer falls well inside it (the common case), its offset too.
+		var here zonePeriod
+		if loc != time.UTC {
+			here = periodAt(cur, loc)
+		}
+		w := cur + here.off
 		c, ok := s.Expr.spec.search(civilOf(w))
 		if !ok {
 			return time.Time{}
 		}
 		cw := c.wall()
-		if u := cw - here.off; here.deepInside(u) {
+		u := cw - here.off
+		if here.deepInside(u) {
 			return time.Unix(u, 0).In(loc)
 		}
+		if s.DST == DSTQuartz {
+			t, near := nextTransition(cur, u+neighbourWindow, loc)
+			if !near {
+				return time.Unix(u, 0).In(loc) // the offset is constant up to u
+			}
+			// Replay Quartz's own search from two days before the
+			// transition (no fire time comes earlier) to three days after.
+			tw := t + here.off
+			start := max(w, tw-2*86400-mod(tw-2*86400, 86400))
+			st, found, more := s.Expr.spec.quartzLoop(start, tw+3*86400, loc)
+			if !more {
+				return time.Time{}
+			}
+			u, _, _ := resolve(st, loc)
+			if found && u >= from {
+				return time.Unix(u, 0).In(loc)
+			}
+			cur = max(u, from)
+			continue
+		}
+		// DSTShiftGap: the first matching wall time, with gap slots moved
+		// to the end of their gap.
 		u, ok, g := resolve(cw, loc)
 		switch {
 		case ok && u >= from:
 			return time.Unix(u, 0).In(loc)
 		case ok:
-			// Unreachable: a wall time at or after that of from maps to an
-			// instant at or after from. Step on rather than risk a loop.
-			w = cw + 1
-		case s.DST == DSTShiftGap && g.at >= from:
+			cur = u + 1 // unreachable: a later wall time is a later instant
+		case g.at >= from:
 			return time.Unix(g.at, 0).In(loc)
 		default:
-			w = cw + g.after - g.before
+			cur = max(g.at, cur+1) // unreachable: from lies before the gap
 		}
 	}
 	return time.Time{}
