@@ -36,16 +36,17 @@ mkdir -p "$build/classes"
 "$JAVAC" -Xlint:all,-removal -Werror -nowarn -d "$build/classes" -cp "$cp" "$here"/src/*.java
 
 # libfaketime: the oracle JVM's clock is frozen at 2026-01-01 00:00:00.999 UTC (an absolute
-# FAKETIME without '@' does not tick), which fixes Quartz's MAX_YEAR at 2126 and makes the W
+# FAKETIME without '@' does not tick; the extra 500 µs keep libfaketime's floating-point parse
+# from rounding .999 down to .998), which fixes Quartz's MAX_YEAR at 2126 and makes the W
 # branches deterministic. Calls that need another "now" run in a child JVM (NowHelper) whose
 # clock is read, uncached, from the timestamp file $stamp that the oracle rewrites per call.
 # Monotonic clocks stay real so timeouts still work.
 stamp="$build/faketime"
-echo "2026-01-01 00:00:00.999" >"$stamp"
+echo "2026-01-01 00:00:00.999500" >"$stamp"
 pkg="$(dpkg-query -W -f='${Package} ${Version}' libquartz2-java 2>/dev/null || echo unknown)"
 generated="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 
-env TZ=UTC LD_PRELOAD="$faketime_lib" FAKETIME="2026-01-01 00:00:00.999" FAKETIME_DONT_FAKE_MONOTONIC=1 \
+env TZ=UTC LD_PRELOAD="$faketime_lib" FAKETIME="2026-01-01 00:00:00.999500" FAKETIME_DONT_FAKE_MONOTONIC=1 \
 	"$JAVA" -Duser.timezone=UTC -Dfile.encoding=UTF-8 \
 	-Doracle.stamp="$stamp" -Doracle.package="$pkg" -Doracle.generated="$generated" \
 	-cp "$build/classes:$cp" Oracle "$out" "$seed"

@@ -8,18 +8,22 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 
 /**
- * FakeClock sets the JVM's wall clock through libfaketime. run.sh preloads libfaketime with
- * FAKETIME_TIMESTAMP_FILE pointing at a file and FAKETIME_NO_CACHE=1, so every clock read
- * re-reads the file; an absolute timestamp without '@' freezes the clock there. Quartz reads
- * the clock inside CronTriggerImpl/SimpleTriggerImpl.updateAfterMisfire (new Date()), inside
- * the W branches of CronExpression.getTimeAfter, and once for CronExpression.MAX_YEAR.
+ * FakeClock sets the wall clock of the NowHelper JVM through libfaketime, which NowClient
+ * preloads with FAKETIME_TIMESTAMP_FILE pointing at a file and FAKETIME_NO_CACHE=1, so every
+ * clock read re-reads the file; an absolute timestamp without '@' freezes the clock there.
+ * Quartz reads the clock inside CronTriggerImpl/SimpleTriggerImpl.updateAfterMisfire
+ * (new Date()), inside the W branches of CronExpression.getTimeAfter, and once for
+ * CronExpression.MAX_YEAR.
  *
- * set verifies that the clock really reads the requested millisecond, so a broken preload
- * fails the run instead of producing wrong vectors.
+ * libfaketime parses the fraction as a floating-point number, so ".161" can come out as
+ * 160.999… ms and read as 160; the file therefore carries half a millisecond more
+ * (".161500"), which Java's millisecond clock truncates away. set verifies that the clock
+ * really reads the requested millisecond, so a broken preload fails the run instead of
+ * producing wrong vectors.
  */
 final class FakeClock {
     private static final DateTimeFormatter FMT =
-            DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss.SSS").withZone(ZoneOffset.UTC);
+            DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss.SSS'500'").withZone(ZoneOffset.UTC);
 
     private final Path file;
 
