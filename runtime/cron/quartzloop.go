@@ -143,3 +143,29 @@ func nextTransition(u, until int64, loc *time.Location) (int64, bool) {
 	}
 	return 0, false
 }
+
+// quartzMayVisit reports whether Quartz's search, started at wall time w,
+// can have a state on the calendar day containing wall time x. Only then
+// can a transition near x change Quartz's answer: away from every state,
+// its lenient calendar does plain arithmetic and the odometer search is
+// exact. States fall on the start day and the next (hour carry), on days
+// the day rule matches and the day after, and on the first day of a month;
+// in a month or year the schedule excludes, only on the first day and on
+// the first day the rule matches. The test errs on the side of yes.
+func (s *spec) quartzMayVisit(w, x int64) bool {
+	d, start := civilOf(x), civilOf(w)
+	day := func(c civil) int64 { return daysFromCivil(c.year, c.month, c.day) }
+	if n := day(d) - day(start); n == 0 || n == 1 {
+		return true
+	}
+	mask := s.dayMask(d.year, d.month)
+	if d.day == 1 || d.day == nextBit(uint64(mask), 1) {
+		return true
+	}
+	y := d.year
+	if s.month&(1<<d.month) == 0 || y < minYear || y > horizonYear || s.years[(y-minYear)/64]&(1<<((y-minYear)%64)) == 0 {
+		return false
+	}
+	prev := civilOf(x - 86400)
+	return mask&(1<<d.day) != 0 || d.day == 2 || s.dayMask(prev.year, prev.month)&(1<<prev.day) != 0
+}

@@ -84,13 +84,40 @@ func (s Schedule) Next(after time.Time) time.Time {
 			return time.Unix(u, 0).In(loc)
 		}
 		if s.DST == DSTQuartz {
-			t, near := nextTransition(cur, u+neighbourWindow, loc)
-			if !near {
-				return time.Unix(u, 0).In(loc) // the offset is constant up to u
+			// Walk the transitions up to the candidate. Quartz's search can
+			// only deviate from the plain one at a transition whose days it
+			// visits; if it visits none, the candidate stands.
+			r, rok, _ := resolve(cw, loc)
+			until := u
+			if rok {
+				until = max(u, r)
+			}
+			visited, t := int64(0), cur
+			for range 1024 {
+				tt, near := nextTransition(t, until+neighbourWindow, loc)
+				if !near {
+					break
+				}
+				before, after := offsetAt(tt-1, loc), offsetAt(tt, loc)
+				if s.Expr.spec.quartzMayVisit(w, tt+min(before, after)) || s.Expr.spec.quartzMayVisit(w, tt+max(before, after)-1) {
+					visited = tt
+					break
+				}
+				t = tt
+			}
+			if visited == 0 {
+				if rok && r >= from {
+					return time.Unix(r, 0).In(loc)
+				}
+				tt, near := nextTransition(cur, until+neighbourWindow, loc)
+				if !near {
+					return time.Time{} // not reached: a gap needs a transition
+				}
+				visited = tt
 			}
 			// Replay Quartz's own search from two days before the
 			// transition (no fire time comes earlier) to three days after.
-			tw := t + here.off
+			tw := visited + offsetAt(visited-1, loc)
 			start := max(w, tw-2*86400-mod(tw-2*86400, 86400))
 			st, found, more := s.Expr.spec.quartzLoop(start, tw+3*86400, loc)
 			if !more {
