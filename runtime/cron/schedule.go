@@ -9,11 +9,12 @@ type DSTPolicy int
 
 const (
 	// DSTQuartz, the zero value, reproduces Quartz 2.3.2 exactly: a wall
-	// time inside a spring-forward gap does not exist and is skipped. (Like
-	// Java's lenient calendar, the search reads it with the offset from
-	// before the change, which moves it forward by the gap's length, and
-	// continues from there.) A daily 02:30 job in New York does not run on
-	// the day clocks go forward.
+	// time inside a spring-forward gap does not exist and is skipped, so a
+	// daily 02:30 job in New York does not run on the day clocks go
+	// forward. Quartz's search also passes through intermediate wall times
+	// that its lenient calendar moves out of the gap, so near a gap that
+	// does not start on the hour it can skip times that exist (Chatham,
+	// 02:45 -> 03:45, loses 03:45); see docs/cron.md.
 	DSTQuartz DSTPolicy = iota
 	// DSTShiftGap runs a wall time lost in a spring-forward gap at the first
 	// instant after the gap, as users of Vixie cron expect for jobs at fixed
