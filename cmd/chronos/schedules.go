@@ -74,7 +74,7 @@ func runSchedule(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	if c.json {
-		d := scheduleDetail{scheduleView: newScheduleView(s), NextFires: []time.Time{}, History: []firingView{}}
+		d := scheduleDetail{scheduleView: *newScheduleView(s), NextFires: []time.Time{}, History: []firingView{}}
 		for _, t := range next {
 			d.NextFires = append(d.NextFires, utc(t))
 		}
@@ -280,7 +280,7 @@ type jobView struct {
 
 // scheduleDetail is the JSON form of "chronos schedule ID".
 type scheduleDetail struct {
-	*scheduleView
+	scheduleView
 	NextFires []time.Time  `json:"next_fires"`
 	History   []firingView `json:"history"`
 }

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPauseShowsUpInSchedulesAndResumeClearsIt(t *testing.T) {
+	c := startCluster(t)
+	if out := c.ok("pause", "reports.daily", "-note", "DB migration", "-who", "alice", "-until", "6h"); out != "paused schedule reports.daily\n" {
+		t.Fatalf("pause printed %q", out)
+	}
+	if row := lineOf(t, c.ok("schedules"), "reports.daily"); !strings.Contains(row, " until ") {
+		t.Fatalf("schedules row after pause %q, want paused until a time", row)
+	}
+	var s scheduleView
+	c.okJSON(&s, "schedule", "reports.daily")
+	if p := s.Paused; p == nil || p.Note != "DB migration" || p.Who != "alice" ||
+		p.Until.Sub(time.Now()) < 5*time.Hour || p.Until.Sub(time.Now()) > 7*time.Hour {
+		t.Fatalf("paused = %+v, want alice's note until about 6h from now", s.Paused)
+	}
+	if out := c.ok("schedule", "reports.daily"); !strings.Contains(out, "by alice until ") || !strings.Contains(out, "(DB migration)") {
+		t.Fatalf("schedule does not describe the pause:\n%s", out)
+	}
+
+	if out := c.ok("resume", "reports.daily"); out != "resumed schedule reports.daily\n" {
+		t.Fatalf("resume printed %q", out)
+	}
+	if row := lineOf(t, c.ok("schedules"), "reports.daily"); !strings.Contains(row, " no ") {
+		t.Fatalf("schedules row after resume %q, want not paused", row)
+	}
+	if out := c.ok("resume", "reports.daily"); out != "schedule reports.daily was not paused\n" {
+		t.Fatalf("second resume printed %q", out)
+	}
+}
+
+func TestPauseOfOneJobOfAGroup(t *testing.T) {
+	c := startCluster(t)
+	// Flags may come before or after the ID.
+	if out := c.ok("pause", "-job", "orders", "nightly", "-until", "2099-01-01T00:00:00Z"); out != "paused job orders of schedule nightly\n" {
+		t.Fatalf("pause printed %q", out)
+	}
+	if row := lineOf(t, c.ok("schedules"), "nightly"); !strings.Contains(row, "jobs orders") {
+		t.Fatalf("schedules row %q, want the paused job named", row)
+	}
+	var s scheduleView
+	c.okJSON(&s, "schedule", "nightly")
+	if s.Paused != nil || s.Jobs[0].Paused != nil || s.Jobs[1].Paused == nil ||
+		!s.Jobs[1].Paused.Until.Equal(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("pauses = schedule %+v, jobs %+v %+v", s.Paused, s.Jobs[0].Paused, s.Jobs[1].Paused)
+	}
+	c.ok("resume", "nightly", "-job", "orders")
+	c.okJSON(&s, "schedule", "nightly")
+	if s.Jobs[1].Paused != nil {
+		t.Fatalf("job still paused after resume: %+v", s.Jobs[1].Paused)
+	}
+}
+
+func TestPauseAndResumeOfAnUnknownScheduleFail(t *testing.T) {
+	c := startCluster(t)
+	for _, cmd := range []string{"pause", "resume", "trigger"} {
+		r := c.chronos(cmd, "nope")
+		if r.code != exitFail || !strings.HasSuffix(r.stderr, "no schedule \"nope\" in namespace \"chronos\"\n") {
+			t.Errorf("%s nope: exit %d, stderr %q", cmd, r.code, r.stderr)
+		}
+	}
+}
+
+func TestTriggerProducesAFiringThatRuns(t *testing.T) {
+	c := startCluster(t)
+	c.waitLeader()
+	out := c.ok("trigger", "reports.daily", "-who", "bob")
+	if !strings.HasPrefix(out, "requested ") || !strings.Contains(out, "for schedule reports.daily") {
+		t.Fatalf("trigger printed %q", out)
+	}
+
+	var d scheduleDetail
+	eventually(t, "the triggered firing in the history", func() bool {
+		c.okJSON(&d, "schedule", "reports.daily")
+		return len(d.History) == 1
+	})
+	h := d.History[0]
+	if h.Source != "request" || len(h.Jobs) != 1 || h.Jobs[0].Result != "enqueued" || h.Jobs[0].TaskID == "" {
+		t.Fatalf("firing = %+v", h)
+	}
+	if detail := c.ok("schedule", "reports.daily"); !strings.Contains(detail, "main enqueued "+h.Jobs[0].TaskID) {
+		t.Fatalf("schedule does not show the firing:\n%s", detail)
+	}
+
+	var runs []struct {
+		TaskID     string `json:"task_id"`
+		Status     string `json:"status"`
+		ScheduleID string `json:"schedule_id"`
+	}
+	eventually(t, "the triggered task's run", func() bool {
+		c.okJSON(&runs, "runs", "report")
+		return len(runs) == 1
+	})
+	if r := runs[0]; r.TaskID != h.Jobs[0].TaskID || r.Status != "success" || r.ScheduleID != "reports.daily" {
+		t.Fatalf("run = %+v", r)
+	}
+	if row := lineOf(t, c.ok("runs", "report"), h.Jobs[0].TaskID); !strings.Contains(row, "success") {
+		t.Fatalf("runs row %q", row)
+	}
+}
+
+func TestBackfillFiresEachFireTimeInTheRange(t *testing.T) {
+	c := startCluster(t)
+	c.waitLeader()
+	// 02:00 in Seoul is 17:00 UTC the day before.
+	var req struct {
+		ID        string `json:"id"`
+		RequestID string `json:"request_id"`
+		Leader    string `json:"leader"`
+	}
+	c.okJSON(&req, "backfill", "reports.daily", "-from", "2026-01-10T00:00:00Z", "-to", "2026-01-12T23:59:59Z")
+	if req.ID != "reports.daily" || req.RequestID == "" || req.Leader != "sched-a" {
+		t.Fatalf("backfill answered %+v", req)
+	}
+	var d scheduleDetail
+	eventually(t, "three backfilled firings", func() bool {
+		c.okJSON(&d, "schedule", "reports.daily")
+		return len(d.History) == 3
+	})
+	var got []string
+	for _, h := range d.History {
+		if h.Source != "backfill" {
+			t.Fatalf("firing source %q, want backfill", h.Source)
+		}
+		got = append(got, h.Trigger.Format(time.RFC3339))
+	}
+	want := "2026-01-12T17:00:00Z 2026-01-11T17:00:00Z 2026-01-10T17:00:00Z"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("backfilled triggers %v, want %s (newest first)", got, want)
+	}
+}
+
+func TestTriggerWithoutALeaderWarnsThatTheRequestWaits(t *testing.T) {
+	c := startCluster(t)
+	c.waitLeader()
+	if err := c.sched.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if out := c.ok("leader"); out != "no leader in namespace \"chronos\"\n" {
+		t.Fatalf("leader printed %q", out)
+	}
+	r := c.chronos("trigger", "reports.daily")
+	if r.code != exitOK || !strings.Contains(r.stderr, "warning: no scheduler leads namespace") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}

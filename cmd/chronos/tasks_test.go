@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	chronos "github.com/chronos-go/chronos/runtime"
+)
+
+func TestRequeueMovesADeadTaskBackToItsQueue(t *testing.T) {
+	c := startCluster(t)
+	info, err := chronos.NewClient(c.rdb).Enqueue(context.Background(), flaky{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type deadView struct {
+		ID       string `json:"id"`
+		Kind     string `json:"kind"`
+		Queue    string `json:"queue"`
+		Attempts int    `json:"attempts"`
+		Reason   string `json:"reason"`
+	}
+	var dead []deadView
+	eventually(t, "the task to die", func() bool {
+		c.okJSON(&dead, "dead")
+		return len(dead) == 1
+	})
+	if d := dead[0]; d.ID != info.ID || d.Kind != "flaky" || d.Queue != "default" || !strings.Contains(d.Reason, "disk full") {
+		t.Fatalf("dead = %+v", d)
+	}
+	if row := lineOf(t, c.ok("dead"), info.ID); !strings.Contains(row, "flaky") || !strings.Contains(row, "disk full") {
+		t.Fatalf("dead row %q", row)
+	}
+
+	if out := c.ok("requeue", info.ID); out != "requeued "+info.ID+" (flaky) to queue default\n" {
+		t.Fatalf("requeue printed %q", out)
+	}
+	c.okJSON(&dead, "dead")
+	if len(dead) != 0 {
+		t.Fatalf("still dead after requeue: %+v", dead)
+	}
+	var runs []struct {
+		TaskID string `json:"task_id"`
+		Status string `json:"status"`
+	}
+	eventually(t, "the requeued task to succeed", func() bool {
+		c.okJSON(&runs, "runs", "flaky")
+		return len(runs) == 2
+	})
+	if runs[0].Status != "success" || runs[1].Status != "dead" || runs[0].TaskID != info.ID {
+		t.Fatalf("runs = %+v, want success after dead", runs)
+	}
+
+	r := c.chronos("requeue", info.ID)
+	if r.code != exitFail || r.stderr != "chronos requeue: no dead task \""+info.ID+"\" in namespace \"chronos\"\n" {
+		t.Fatalf("second requeue: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+func TestDeadSaysWhenItShowsOnlyPartOfTheList(t *testing.T) {
+	c := startCluster(t)
+	client := chronos.NewClient(c.rdb)
+	for range 3 {
+		if _, err := client.Enqueue(context.Background(), doomed{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "three dead tasks", func() bool {
+		var dead []struct{ ID string }
+		c.okJSON(&dead, "dead")
+		return len(dead) == 3
+	})
+	out := c.ok("dead", "-n", "2")
+	if rows := strings.Count(out, " doomed "); rows != 2 || !strings.HasSuffix(out, "(2 of 3 dead tasks; -n shows more)\n") {
+		t.Fatalf("dead -n 2 shows %d rows:\n%s", rows, out)
+	}
+	if out := c.ok("dead"); strings.Contains(out, "dead tasks;") {
+		t.Fatalf("footer although nothing is left out:\n%s", out)
+	}
+}
