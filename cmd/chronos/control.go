@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"strings"
 	"time"
 
 	chronos "github.com/chronos-go/chronos/runtime"
@@ -58,6 +59,9 @@ func runPause(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkJob(ctx, insp, id, *job); err != nil {
+		return err
+	}
 	if err := insp.PauseSchedule(ctx, id, opts); err != nil {
 		return checkFound(err, "schedule", id)
 	}
@@ -103,9 +107,10 @@ func runResume(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	// ResumeSchedule does not tell an unknown ID from one not paused.
-	if _, err := insp.Schedule(ctx, id); err != nil {
-		return checkFound(err, "schedule", id)
+	// ResumeSchedule does not tell an unknown schedule or job from one
+	// that is not paused.
+	if err := checkJob(ctx, insp, id, *job); err != nil {
+		return err
 	}
 	was, err := insp.ResumeSchedule(ctx, id, *job)
 	if err != nil {
@@ -124,6 +129,26 @@ func runResume(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(c.stdout, "%s was not paused\n", target(id, *job))
 	}
 	return nil
+}
+
+// checkJob checks that schedule id exists and, if job is not empty, that
+// it has that job, so that a typo fails with a message naming the jobs.
+func checkJob(ctx context.Context, insp *chronos.Inspector, id, job string) error {
+	s, err := insp.Schedule(ctx, id)
+	if err != nil {
+		return checkFound(err, "schedule", id)
+	}
+	if job == "" {
+		return nil
+	}
+	var names []string
+	for _, j := range s.Jobs {
+		if j.Name == job {
+			return nil
+		}
+		names = append(names, j.Name)
+	}
+	return fmt.Errorf("schedule %q has no job %q (its jobs: %s)", id, job, strings.Join(names, ", "))
 }
 
 func target(id, job string) string {

@@ -67,6 +67,17 @@ func TestPauseAndResumeOfAnUnknownScheduleFail(t *testing.T) {
 	}
 }
 
+func TestPauseAndResumeOfAnUnknownJobNameTheJobs(t *testing.T) {
+	c := startCluster(t)
+	for _, cmd := range []string{"pause", "resume"} {
+		r := c.chronos(cmd, "nightly", "-job", "billing")
+		want := "chronos " + cmd + ": schedule \"nightly\" has no job \"billing\" (its jobs: users, orders)\n"
+		if r.code != exitFail || r.stderr != want {
+			t.Errorf("%s -job billing: exit %d, stderr %q; want 1 and %q", cmd, r.code, r.stderr, want)
+		}
+	}
+}
+
 func TestTriggerProducesAFiringThatRuns(t *testing.T) {
 	c := startCluster(t)
 	c.waitLeader()

@@ -35,11 +35,21 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func main() {
+	// The Redis client logs dial failures on its own; the same failure
+	// reaches run as an error, and stderr is kept to one line per error.
+	redis.SetLogger(silent{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
+
+// silent is a Redis client logger that drops everything.
+type silent struct{}
+
+func (silent) Printf(context.Context, string, ...any) {}

@@ -156,7 +156,9 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func (c *cluster) waitLeader() {
 	c.t.Helper()
 	eventually(c.t, "a leader", func() bool {
-		var l *struct{ InstanceID string `json:"instance_id"` }
+		var l *struct {
+			InstanceID string `json:"instance_id"`
+		}
 		c.okJSON(&l, "leader")
 		return l != nil && l.InstanceID == "sched-a"
 	})
