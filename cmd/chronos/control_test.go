@@ -147,6 +147,26 @@ func TestBackfillFiresEachFireTimeInTheRange(t *testing.T) {
 	}
 }
 
+// The leader fires operator requests for every job, paused or not; the CLI
+// says so rather than let a pause look like a guard.
+func TestTriggerOfAPausedScheduleWarnsThatItFiresAnyway(t *testing.T) {
+	c := startCluster(t)
+	c.waitLeader()
+	c.ok("pause", "nightly", "-job", "orders")
+	r := c.chronos("trigger", "nightly")
+	if want := "chronos: warning: job orders of schedule nightly is paused; the request fires every job anyway\n"; r.code != exitOK || r.stderr != want {
+		t.Fatalf("exit %d, stderr %q; want 0 and %q", r.code, r.stderr, want)
+	}
+	var d scheduleDetail
+	eventually(t, "the triggered firing", func() bool {
+		c.okJSON(&d, "schedule", "nightly")
+		return len(d.History) == 1
+	})
+	if n := len(d.History[0].Jobs); n != 2 {
+		t.Fatalf("firing %+v has %d jobs; the warning says both fire", d.History[0], n)
+	}
+}
+
 func TestTriggerWithoutALeaderWarnsThatTheRequestWaits(t *testing.T) {
 	c := startCluster(t)
 	c.waitLeader()
