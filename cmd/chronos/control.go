@@ -256,12 +256,12 @@ func parseTimeFlag(name, s string) (time.Time, error) {
 }
 
 // printRequest reports an accepted trigger or backfill request, and warns
-// when no scheduler leads: the request then waits for one.
+// when no scheduler leads: the request then waits for one. The request is
+// stored by then, so failing to read the leader is not a failure of the
+// command; it only leaves the leader out.
 func (c *cli) printRequest(ctx context.Context, insp *chronos.Inspector, id, req string) error {
 	l, err := insp.SchedulerLeader(ctx)
-	if err != nil {
-		return err
-	}
+	known := err == nil
 	if c.json {
 		return c.printJSON(struct {
 			ID        string `json:"id"`
@@ -270,7 +270,7 @@ func (c *cli) printRequest(ctx context.Context, insp *chronos.Inspector, id, req
 		}{id, req, leaderID(l)})
 	}
 	fmt.Fprintf(c.stdout, "requested %s for schedule %s; the leader carries it out once (see: chronos schedule %s)\n", req, id, id)
-	if l == nil {
+	if known && l == nil {
 		fmt.Fprintf(c.stderr, "chronos: warning: no scheduler leads namespace %q now; the request waits until one does\n", c.namespace())
 	}
 	return nil

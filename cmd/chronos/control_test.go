@@ -50,10 +50,23 @@ func TestPauseOfOneJobOfAGroup(t *testing.T) {
 		!s.Jobs[1].Paused.Until.Equal(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)) {
 		t.Fatalf("pauses = schedule %+v, jobs %+v %+v", s.Paused, s.Jobs[0].Paused, s.Jobs[1].Paused)
 	}
-	c.ok("resume", "nightly", "-job", "orders")
+	var resumed struct {
+		ID      string `json:"id"`
+		Job     string `json:"job"`
+		Resumed bool   `json:"resumed"`
+	}
+	c.okJSON(&resumed, "resume", "nightly", "-job", "orders")
+	if resumed.ID != "nightly" || resumed.Job != "orders" || !resumed.Resumed {
+		t.Fatalf("resume -json = %+v", resumed)
+	}
 	c.okJSON(&s, "schedule", "nightly")
 	if s.Jobs[1].Paused != nil {
 		t.Fatalf("job still paused after resume: %+v", s.Jobs[1].Paused)
+	}
+	// With -json, pause prints the schedule it paused.
+	c.okJSON(&s, "pause", "nightly", "-note", "all of it")
+	if s.ID != "nightly" || s.Paused == nil || s.Paused.Note != "all of it" {
+		t.Fatalf("pause -json = %+v", s)
 	}
 }
 
