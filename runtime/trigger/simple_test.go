@@ -164,3 +164,22 @@ func TestEveryRepeatsForever(t *testing.T) {
 		t.Fatalf("got %d fires; want unbounded", len(got))
 	}
 }
+
+// FireTimeAfter and First describe the definition, before any fire: the
+// same times Initial and Triggered walk through.
+func TestSimpleFireTimeAfterFollowsTheDefinition(t *testing.T) {
+	trig := Simple{Start: T0, Interval: time.Minute, RepeatCount: 2, End: sec(150)}
+	if first, ok := trig.First(); !ok || !first.Equal(T0) {
+		t.Fatalf("First() = %v, %v; want %v", first, ok, T0)
+	}
+	var got []time.Time
+	for at, ok := trig.First(); ok; at, ok = trig.FireTimeAfter(at) {
+		got = append(got, at)
+	}
+	if want := fireTimes(trig, 100); !equalTimes(got, want) {
+		t.Fatalf("FireTimeAfter chain = %v; Triggered walk = %v", got, want)
+	}
+	if n, ok := trig.FireTimeAfter(sec(-10)); !ok || !n.Equal(T0) {
+		t.Fatalf("FireTimeAfter(before start) = %v, %v; want the start", n, ok)
+	}
+}
