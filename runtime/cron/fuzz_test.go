@@ -20,7 +20,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(s, int64(1741500000), uint8(1))
 		f.Add(s, int64(1759593600), uint8(2))
 	}
-	zones := []*time.Location{time.UTC, mustZone(f, "America/New_York"), mustZone(f, "Australia/Lord_Howe")}
+	zones := []*time.Location{time.UTC, mustZone(f, "America/New_York"), mustZone(f, "Australia/Lord_Howe"), mustZone(f, "Pacific/Chatham"), mustZone(f, "America/Sao_Paulo")}
 	f.Fuzz(func(t *testing.T, expr string, unix int64, zone uint8) {
 		e, err := Parse(expr)
 		if err != nil {
