@@ -20,7 +20,7 @@ func runLeader(ctx context.Context, c *cli, args []string) error {
 	if _, err := c.parse(c.flagSet("leader"), args); err != nil {
 		return err
 	}
-	insp, err := c.inspector()
+	ctx, insp, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func runInstances(ctx context.Context, c *cli, args []string) error {
 	if _, err := c.parse(c.flagSet("instances"), args); err != nil {
 		return err
 	}
-	insp, err := c.inspector()
+	ctx, insp, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}

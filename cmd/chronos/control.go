@@ -55,7 +55,7 @@ func runPause(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 	}
-	insp, err := c.inspector()
+	ctx, insp, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func runResume(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	id := pos[0]
-	insp, err := c.inspector()
+	ctx, insp, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func runTrigger(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	id := pos[0]
-	insp, err := c.inspector()
+	ctx, insp, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func runBackfill(ctx context.Context, c *cli, args []string) error {
 	if to.Before(from) {
 		return usagef("-to %s is before -from %s", *toS, *fromS)
 	}
-	insp, err := c.inspector()
+	ctx, insp, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}

@@ -56,8 +56,9 @@ type cli struct {
 	json     bool
 	timeout  time.Duration
 
-	cmd *command // the command being run, for usage errors
-	rdb *redis.Client
+	cmd    *command // the command being run, for usage errors
+	rdb    *redis.Client
+	cancel context.CancelFunc // of the -timeout context
 }
 
 // usageError is a bad command line: run prints it with the command's usage
@@ -108,11 +109,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // exec runs c.cmd with args and turns its error into an exit code.
 func (c *cli) exec(ctx context.Context, args []string) int {
-	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-	}
 	err := c.cmd.run(ctx, c, args)
 	var ue *usageError
 	switch {
@@ -225,23 +221,31 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, names ...string) ([]string,
 	return pos, nil
 }
 
-// inspector connects to Redis on first use.
-func (c *cli) inspector() (*chronos.Inspector, error) {
-	if c.rdb == nil {
-		opt, err := redis.ParseURL(c.redisURL)
-		if err != nil {
-			return nil, usagef("-redis %s: %v", redactURL(c.redisURL), err)
-		}
-		c.rdb = redis.NewClient(opt)
+// connect returns an Inspector on the Redis of -redis and ctx bounded by
+// -timeout. Commands call it once their command line is parsed, since
+// both flags may follow the command.
+func (c *cli) connect(ctx context.Context) (context.Context, *chronos.Inspector, error) {
+	opt, err := redis.ParseURL(c.redisURL)
+	if err != nil {
+		return ctx, nil, usagef("-redis %s: %v", redactURL(c.redisURL), err)
+	}
+	opt.ContextTimeoutEnabled = true // so that -timeout cuts a read short
+	c.rdb = redis.NewClient(opt)
+	if c.timeout > 0 {
+		ctx, c.cancel = context.WithTimeout(ctx, c.timeout)
 	}
 	var opts []chronos.ClientOption
 	if c.ns != "" {
 		opts = append(opts, chronos.WithNamespace(c.ns))
 	}
-	return chronos.NewInspector(c.rdb, opts...), nil
+	return ctx, chronos.NewInspector(c.rdb, opts...), nil
 }
 
+// close releases what connect took.
 func (c *cli) close() {
+	if c.cancel != nil {
+		c.cancel()
+	}
 	if c.rdb != nil {
 		_ = c.rdb.Close()
 	}

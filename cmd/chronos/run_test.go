@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +132,35 @@ func TestUntilIsADurationFromNowOrAnInstant(t *testing.T) {
 		if err != nil || !got.Equal(want) {
 			t.Errorf("parseUntil(%q) = %v, %v; want %v", in, got, err, want)
 		}
+	}
+}
+
+func TestTimeoutBoundsARedisThatDoesNotAnswer(t *testing.T) {
+	// A listener that accepts connections and never replies.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // ends when ln is closed
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	// -timeout after the command counts too.
+	r := invoke("-redis", "redis://"+ln.Addr().String(), "leader", "-timeout", "50ms")
+	want := "chronos leader: no answer from redis://" + ln.Addr().String() + " within 50ms"
+	if r.code != exitFail || !strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
 	}
 }

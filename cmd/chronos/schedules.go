@@ -29,7 +29,7 @@ func runSchedules(ctx context.Context, c *cli, args []string) error {
 	if _, err := c.parse(c.flagSet("schedules"), args); err != nil {
 		return err
 	}
-	insp, err := c.inspector()
+	ctx, insp, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func runSchedule(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	id := pos[0]
-	insp, err := c.inspector()
+	ctx, insp, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}

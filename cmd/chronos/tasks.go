@@ -45,7 +45,7 @@ func runDead(ctx context.Context, c *cli, args []string) error {
 	if err := checkLimit(*n); err != nil {
 		return err
 	}
-	insp, err := c.inspector()
+	ctx, insp, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func runRequeue(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	id := pos[0]
-	insp, err := c.inspector()
+	ctx, insp, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func runRuns(ctx context.Context, c *cli, args []string) error {
 	if err := checkLimit(*n); err != nil {
 		return err
 	}
-	insp, err := c.inspector()
+	ctx, insp, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
