@@ -65,14 +65,18 @@ func runPause(ctx context.Context, c *cli, args []string) error {
 	if err := insp.PauseSchedule(ctx, id, opts); err != nil {
 		return checkFound(err, "schedule", id)
 	}
-	s, err := insp.Schedule(ctx, id)
-	if err != nil {
-		return checkFound(err, "schedule", id)
-	}
 	if c.json {
+		s, err := insp.Schedule(ctx, id)
+		if err != nil {
+			return checkFound(err, "schedule", id)
+		}
 		return c.printJSON(newScheduleView(s))
 	}
-	fmt.Fprintf(c.stdout, "paused %s\n", target(id, *job))
+	if opts.Until.IsZero() {
+		fmt.Fprintf(c.stdout, "paused %s until resumed\n", target(id, *job))
+	} else {
+		fmt.Fprintf(c.stdout, "paused %s until %s\n", target(id, *job), fmtTime(opts.Until))
+	}
 	return nil
 }
 
