@@ -191,7 +191,11 @@ func readTrigger(s *spec, r *reporter) (Trigger, triggerKind, bool) {
 		st, _ := s.get("cron")
 		t.Cron = st.str
 		if e := parseCron(st.str); e != nil {
-			r.errorf(s.d.valPos(st.arg, e.Offset), "bad-cron", "bad cron expression: %s", e.Msg)
+			code := "bad-cron"
+			if e.Never {
+				code = "never-fires" // about the whole expression, not one field
+			}
+			r.errorf(s.d.valPos(st.arg, e.Offset), code, "bad cron expression: %s", e.Msg)
 		}
 		if st, ok := s.get("tz"); ok {
 			if err := loadZone(st.str); err != nil {

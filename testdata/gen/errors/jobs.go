@@ -129,3 +129,8 @@ func Backwards(ctx context.Context) error { return nil }
 //
 //chronos:schedule every=1m isolated=true overlap=skip
 func IsolatedSkip(ctx context.Context) error { return nil }
+
+// PastOnly names only a year that is over.
+//
+//chronos:schedule cron="0 0 12 1 1 ? 2020"
+func PastOnly(ctx context.Context) error { return nil }
