@@ -99,13 +99,13 @@ func TestTriggerProducesAFiringThatRuns(t *testing.T) {
 		t.Fatalf("trigger printed %q", out)
 	}
 
-	var d scheduleDetail
+	var fs []firingView
 	eventually(t, "the triggered firing in the history", func() bool {
-		c.okJSON(&d, "schedule", "reports.daily")
-		return len(d.History) == 1
+		fs = c.firings("reports.daily", "request")
+		return len(fs) == 1
 	})
-	h := d.History[0]
-	if h.Source != "request" || len(h.Jobs) != 1 || h.Jobs[0].Result != "enqueued" || h.Jobs[0].TaskID == "" {
+	h := fs[0]
+	if len(h.Jobs) != 1 || h.Jobs[0].Result != "enqueued" || h.Jobs[0].TaskID == "" {
 		t.Fatalf("firing = %+v", h)
 	}
 	if detail := c.ok("schedule", "reports.daily"); !strings.Contains(detail, "main enqueued "+h.Jobs[0].TaskID) {
@@ -119,7 +119,7 @@ func TestTriggerProducesAFiringThatRuns(t *testing.T) {
 	}
 	eventually(t, "the triggered task's run", func() bool {
 		c.okJSON(&runs, "runs", "report")
-		return len(runs) == 1
+		return len(runs) > 0 && runs[0].TaskID == h.Jobs[0].TaskID
 	})
 	if r := runs[0]; r.TaskID != h.Jobs[0].TaskID || r.Status != "success" || r.ScheduleID != "reports.daily" {
 		t.Fatalf("run = %+v", r)
@@ -142,16 +142,13 @@ func TestBackfillFiresEachFireTimeInTheRange(t *testing.T) {
 	if req.ID != "reports.daily" || req.RequestID == "" || req.Leader != "sched-a" {
 		t.Fatalf("backfill answered %+v", req)
 	}
-	var d scheduleDetail
+	var fs []firingView
 	eventually(t, "three backfilled firings", func() bool {
-		c.okJSON(&d, "schedule", "reports.daily")
-		return len(d.History) == 3
+		fs = c.firings("reports.daily", "backfill")
+		return len(fs) == 3
 	})
 	var got []string
-	for _, h := range d.History {
-		if h.Source != "backfill" {
-			t.Fatalf("firing source %q, want backfill", h.Source)
-		}
+	for _, h := range fs {
 		got = append(got, h.Trigger.Format(time.RFC3339))
 	}
 	want := "2026-01-12T17:00:00Z 2026-01-11T17:00:00Z 2026-01-10T17:00:00Z"
@@ -172,13 +169,13 @@ func TestTriggerOfAPausedScheduleWarnsThatItFiresAnyway(t *testing.T) {
 	if want := "chronos: warning: job orders of schedule nightly is paused; the request fires every job anyway\n"; r.code != exitOK || r.stderr != want {
 		t.Fatalf("exit %d, stderr %q; want 0 and %q", r.code, r.stderr, want)
 	}
-	var d scheduleDetail
+	var fs []firingView
 	eventually(t, "the triggered firing", func() bool {
-		c.okJSON(&d, "schedule", "nightly")
-		return len(d.History) == 1
+		fs = c.firings("nightly", "request")
+		return len(fs) == 1
 	})
-	if n := len(d.History[0].Jobs); n != 2 {
-		t.Fatalf("firing %+v has %d jobs; the warning says both fire", d.History[0], n)
+	if n := len(fs[0].Jobs); n != 2 {
+		t.Fatalf("firing %+v has %d jobs; the warning says both fire", fs[0], n)
 	}
 }
 

@@ -164,6 +164,22 @@ func (c *cluster) waitLeader() {
 	})
 }
 
+// firings returns the firings of schedule id with source src, newest
+// first, as "chronos schedule" shows them. Filtering by source keeps a
+// test right should a trigger happen to fall due while it runs.
+func (c *cluster) firings(id, src string) []firingView {
+	c.t.Helper()
+	var d scheduleDetail
+	c.okJSON(&d, "schedule", id)
+	var out []firingView
+	for _, h := range d.History {
+		if h.Source == src {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // lineOf returns the line of out whose first field is key.
 func lineOf(t *testing.T, out, key string) string {
 	t.Helper()
