@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -74,10 +75,7 @@ func usagef(format string, args ...any) error {
 // run is the whole command, for tests: it never calls os.Exit and keeps no
 // state between calls.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{stdout: stdout, stderr: stderr, redisURL: os.Getenv("REDIS_URL"), timeout: 30 * time.Second}
-	if c.redisURL == "" {
-		c.redisURL = defaultRedisURL
-	}
+	c := &cli{stdout: stdout, stderr: stderr, timeout: 30 * time.Second}
 	defer c.close()
 
 	fs := c.flagSet("chronos")
@@ -119,7 +117,7 @@ func (c *cli) exec(ctx context.Context, args []string) int {
 	case errors.Is(err, errFlagParse):
 		return exitUsage // the flag package has printed the error and usage
 	case errors.As(err, &ue):
-		fmt.Fprintf(c.stderr, "chronos %s: %s\nusage: chronos %s %s\n", c.cmd.name, ue.msg, c.cmd.name, c.cmd.synopsis)
+		fmt.Fprintf(c.stderr, "chronos %s: %s\nusage: %s\n", c.cmd.name, ue.msg, c.usageLine())
 		return exitUsage
 	default:
 		fmt.Fprintln(c.stderr, oneLine(c.describe(err)))
@@ -134,7 +132,7 @@ func (c *cli) describe(err error) string {
 	case errors.As(err, &nf):
 		return fmt.Sprintf("chronos %s: no %s %q in namespace %q", c.cmd.name, nf.what, nf.id, c.namespace())
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("chronos %s: no answer from %s within %v: %v", c.cmd.name, redactURL(c.redisURL), c.timeout, err)
+		return fmt.Sprintf("chronos %s: no answer from %s within %v: %v", c.cmd.name, redactURL(c.redisURL), c.timeout, strings.TrimPrefix(err.Error(), "chronos: "))
 	}
 	return fmt.Sprintf("chronos %s: %s", c.cmd.name, strings.TrimPrefix(err.Error(), "chronos: "))
 }
@@ -185,7 +183,7 @@ var errFlagParse = errors.New("bad flags")
 // named by names, were given.
 func (c *cli) parse(fs *flag.FlagSet, args []string, names ...string) ([]string, error) {
 	fs.Usage = func() {
-		fmt.Fprintf(c.stderr, "usage: chronos %s %s\n\n%s\n\nflags:\n", c.cmd.name, c.cmd.synopsis, c.cmd.summary)
+		fmt.Fprintf(c.stderr, "usage: %s\n\n%s\n\nflags:\n", c.usageLine(), c.cmd.summary)
 		fs.PrintDefaults()
 	}
 	var pos []string
@@ -225,6 +223,10 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, names ...string) ([]string,
 // -timeout. Commands call it once their command line is parsed, since
 // both flags may follow the command.
 func (c *cli) connect(ctx context.Context) (context.Context, *chronos.Inspector, error) {
+	// Resolved only now, so that -h never prints a password from REDIS_URL.
+	if c.redisURL == "" {
+		c.redisURL = cmp.Or(os.Getenv("REDIS_URL"), defaultRedisURL)
+	}
 	opt, err := redis.ParseURL(c.redisURL)
 	if err != nil {
 		return ctx, nil, usagef("-redis %s: %v", redactURL(c.redisURL), err)
@@ -265,6 +267,11 @@ func redactURL(s string) string {
 		return "the Redis URL"
 	}
 	return u.Redacted()
+}
+
+// usageLine is the synopsis of the command being run.
+func (c *cli) usageLine() string {
+	return strings.TrimSpace("chronos " + c.cmd.name + " " + c.cmd.synopsis)
 }
 
 func (c *cli) printUsage(w io.Writer) {

@@ -45,12 +45,17 @@ func TestUsageErrorsExitTwoBeforeTouchingRedis(t *testing.T) {
 }
 
 func TestHelpExitsZero(t *testing.T) {
+	t.Setenv("REDIS_URL", "redis://:hunter2@127.0.0.1:1")
 	if r := invoke("help"); r.code != exitOK || !strings.Contains(r.stdout, "requeue TASK_ID") {
 		t.Fatalf("help: exit %d, stdout %q", r.code, r.stdout)
 	}
 	for _, args := range [][]string{{"-h"}, {"pause", "-h"}} {
-		if r := invoke(args...); r.code != exitOK || !strings.Contains(r.stderr, "usage: chronos") {
+		r := invoke(args...)
+		if r.code != exitOK || !strings.Contains(r.stderr, "usage: chronos") {
 			t.Errorf("chronos %s: exit %d, stderr %q", strings.Join(args, " "), r.code, r.stderr)
+		}
+		if strings.Contains(r.stderr, "hunter2") {
+			t.Errorf("chronos %s shows the password of REDIS_URL:\n%s", strings.Join(args, " "), r.stderr)
 		}
 	}
 }
