@@ -100,7 +100,17 @@ func TestNextDSTMatchesWallWalk(t *testing.T) {
 			if end.IsZero() {
 				break
 			}
-			transitions = append(transitions, end)
+			if !end.After(at) {
+				// Slim tz data (the embedded database is slim): past its
+				// explicit transitions Go reports a zero-length period at
+				// each new year. Step over it.
+				at = at.Add(time.Second)
+				continue
+			}
+			_, before := end.Add(-time.Second).In(loc).Zone()
+			if _, after := end.In(loc).Zone(); after != before {
+				transitions = append(transitions, end)
+			}
 			at = end
 		}
 		if len(transitions) == 0 {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-	_ "time/tzdata" // zones work on hosts without /usr/share/zoneinfo
 )
 
 // zonePeriod is a span of instants [start, end) with one UTC offset.
@@ -98,10 +97,9 @@ var zoneCache sync.Map // name -> *time.Location
 // it names whatever zone each host happens to be configured with, so
 // replicas would disagree about when a schedule fires.
 //
-// The tz database is embedded in the binary (package time/tzdata), so names
-// resolve even on hosts without /usr/share/zoneinfo. Go's lookup order
-// still prefers the ZONEINFO variable and the host's files when they exist.
-// Errors wrap ErrInvalidZone. Loaded zones are cached.
+// Zones come from the tz database embedded in this package (TZDataVersion),
+// never from the host: generate time and run time, and every replica, agree
+// on every offset. Errors wrap ErrInvalidZone. Loaded zones are cached.
 func LoadLocation(name string) (*time.Location, error) {
 	switch name {
 	case "", "UTC":
@@ -112,7 +110,7 @@ func LoadLocation(name string) (*time.Location, error) {
 	if loc, ok := zoneCache.Load(name); ok {
 		return loc.(*time.Location), nil
 	}
-	loc, err := time.LoadLocation(name)
+	loc, err := loadEmbeddedZone(name)
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: not a zone in the IANA tz database (want a name such as \"America/New_York\"): %v", ErrInvalidZone, name, err)
 	}
