@@ -54,10 +54,12 @@ public final class Oracle {
         int hand = corpus.cases.size() - brief;
         DstCases.addTo(corpus);
         int dst = corpus.cases.size() - brief - hand;
+        SweepCases.addTo(corpus);
+        int sweep = corpus.cases.size() - brief - hand - dst;
         RandomCron.addTo(corpus, seed, RANDOM_CRON);
         write(out.resolve("cron_next.jsonl"), corpus.lines());
-        log("cron_next.jsonl: %d cases (brief %d, hand %d, dst %d, random %d), %d hangs, %d W millisecond cases",
-                corpus.cases.size(), brief, hand, dst, RANDOM_CRON, eval.hangs, corpus.wMillis);
+        log("cron_next.jsonl: %d cases (brief %d, hand %d, dst %d, sweep %d, random %d), %d hangs, %d W millisecond cases",
+                corpus.cases.size(), brief, hand, dst, sweep, RANDOM_CRON, eval.hangs, corpus.wMillis);
 
         List<CronMisfire> mc = MisfireCases.briefCron();
         mc.addAll(MisfireCases.randomCron(seed + 1, RANDOM_MISFIRE));
@@ -93,6 +95,7 @@ public final class Oracle {
         counts.put("cron_next_brief", brief);
         counts.put("cron_next_hand", hand);
         counts.put("cron_next_dst", dst);
+        counts.put("cron_next_sweep", sweep);
         counts.put("cron_next_random", RANDOM_CRON);
         counts.put("cron_next_hang", eval.hangs);
         counts.put("cron_next_w_millis", corpus.wMillis);
