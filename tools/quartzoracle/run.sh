@@ -27,6 +27,10 @@ if [ ${#need[@]} -gt 0 ]; then
 	fi
 fi
 
+# JDK 17: the oracle stops hung getTimeAfter workers with Thread.stop, which JDK 20+ removed.
+if [ -z "${JAVA_HOME:-}" ] && [ -x /usr/lib/jvm/java-17-openjdk-amd64/bin/javac ]; then
+	JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64
+fi
 JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 JAVAC="${JAVA_HOME:+$JAVA_HOME/bin/}javac"
 cp="$(IFS=:; echo "${jars[*]}")"
