@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// rttHook counts the round trips a go-redis client makes: a single command
+// and a pipeline are one round trip each.
+type rttHook struct{ n atomic.Int64 }
+
+func (h *rttHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *rttHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, c redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, c)
+	}
+}
+
+func (h *rttHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cs []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cs)
+	}
+}
+
+// heapAfterGC returns the live heap after a full collection.
+func heapAfterGC() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// redisStats is what the benchmark reads from INFO: the server's CPU time
+// and the number of commands it has processed.
+type redisStats struct {
+	cpu  time.Duration
+	cmds int64
+}
+
+// readRedisStats reads INFO cpu and INFO stats over admin, a client the
+// systems under test do not use, so it does not disturb their counts.
+// The INFO command itself is counted by Redis; sub subtracts it.
+func readRedisStats(ctx context.Context, admin *redis.Client) (redisStats, error) {
+	info, err := admin.Info(ctx, "cpu", "stats").Result()
+	if err != nil {
+		return redisStats{}, fmt.Errorf("read INFO: %w", err)
+	}
+	var s redisStats
+	for line := range strings.SplitSeq(info, "\r\n") {
+		k, v, _ := strings.Cut(line, ":")
+		switch k {
+		case "used_cpu_sys", "used_cpu_user":
+			f, _ := strconv.ParseFloat(v, 64)
+			s.cpu += time.Duration(f * float64(time.Second))
+		case "total_commands_processed":
+			s.cmds, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return s, nil
+}
+
+func (s redisStats) sub(t redisStats) redisStats {
+	return redisStats{cpu: s.cpu - t.cpu, cmds: s.cmds - t.cmds - 1}
+}
+
+// redisVersion returns the server's redis_version.
+func redisVersion(ctx context.Context, admin *redis.Client) string {
+	info, err := admin.Info(ctx, "server").Result()
+	if err != nil {
+		return "unknown"
+	}
+	for line := range strings.SplitSeq(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "redis_version:"); ok {
+			return v
+		}
+	}
+	return "unknown"
+}
+
+// loadavg returns the first three fields of /proc/loadavg, or "n/a".
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "n/a"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "n/a"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// percentile returns the p-th percentile (0 < p < 1) of sorted xs by the
+// nearest-rank rule.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// result is what one system measured.
+type result struct {
+	name         string
+	schedules    int
+	heapPerSched float64 // bytes
+	fires        int     // triggers whose intended time fell in the window
+	window       time.Duration
+	cpuPerFire   time.Duration
+	redisCPUFire time.Duration
+	lagP50       time.Duration
+	lagP99       time.Duration
+	lagMax       time.Duration
+	rttPerFire   float64
+	cmdsPerFire  float64
+	registerTime time.Duration
+	notes        []string
+}
+
+// finishLags sorts lags and fills the lag fields of r.
+func (r *result) finishLags(lags []time.Duration) {
+	slices.Sort(lags)
+	r.lagP50 = percentile(lags, 0.50)
+	r.lagP99 = percentile(lags, 0.99)
+	if len(lags) > 0 {
+		r.lagMax = lags[len(lags)-1]
+	}
+}
