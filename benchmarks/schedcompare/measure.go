@@ -125,6 +125,7 @@ type result struct {
 	lagP50       time.Duration
 	lagP99       time.Duration
 	lagMax       time.Duration
+	rtt          int64 // round trips in the window
 	rttPerFire   float64
 	cmdsPerFire  float64
 	registerTime time.Duration

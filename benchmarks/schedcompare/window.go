@@ -34,6 +34,7 @@ func measureWindow(ctx context.Context, admin *redis.Client, hook *rttHook, star
 
 // fill sets r's per-fire figures from w; r.fires must be set.
 func (w windowCounts) fill(r *result) {
+	r.rtt = w.rtt
 	if r.fires == 0 {
 		return
 	}
