@@ -4,7 +4,7 @@ PKGS    ?= ./...
 # Race-enabled tests on two cores stay well under ten minutes.
 TESTFLAGS ?= -race -timeout 9m
 
-.PHONY: all demo test lint generate bench bench-compare vectors fuzz ensure-redis help chaos
+.PHONY: all demo test lint generate bench bench-compare bench-sched vectors fuzz ensure-redis help chaos
 
 all: lint test
 
@@ -15,6 +15,7 @@ help:
 	@echo "make generate  go generate ./..."
 	@echo "make bench     benchmarks (ours side by side with the incumbents)"
 	@echo "make bench-compare  chronos vs asynq v0.26 on one private Redis (BENCHFLAGS=-rounds 5 ...)"
+	@echo "make bench-sched    chronos vs asynq Scheduler, 10k schedules at 1,000 triggers/s (SCHEDFLAGS=-full ...)"
 	@echo "make vectors   regenerate Quartz test vectors (needs Java + libquartz2-java)"
 	@echo "make fuzz      run each fuzz target for FUZZTIME (default 30s)"
 	@echo "make chaos     scheduler chaos test as processes for CHAOS_DURATION (default 10m)"
@@ -48,6 +49,12 @@ bench:
 BENCHFLAGS ?=
 bench-compare: ensure-redis
 	cd benchmarks && $(GO) run ./compare $(BENCHFLAGS)
+
+# SCHEDFLAGS: -schedules 10000, -rate 1000, -window 30s, -full (adds 100k),
+# -only chronos|asynq. See benchmarks/README.md, "Scheduler comparison".
+SCHEDFLAGS ?=
+bench-sched: ensure-redis
+	cd benchmarks && $(GO) run ./schedcompare $(SCHEDFLAGS)
 
 vectors:
 	./tools/quartzoracle/run.sh

@@ -14,15 +14,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// rttHook counts the round trips a go-redis client makes: a single command
-// and a pipeline are one round trip each.
-type rttHook struct{ n atomic.Int64 }
+// rttHook counts the round trips a go-redis client makes (a single command
+// and a pipeline are one round trip each) and the commands it sends.
+type rttHook struct{ n, cmds atomic.Int64 }
 
 func (h *rttHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *rttHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, c redis.Cmder) error {
 		h.n.Add(1)
+		h.cmds.Add(1)
 		return next(ctx, c)
 	}
 }
@@ -30,6 +31,7 @@ func (h *rttHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (h *rttHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cs []redis.Cmder) error {
 		h.n.Add(1)
+		h.cmds.Add(int64(len(cs)))
 		return next(ctx, cs)
 	}
 }
@@ -127,6 +129,7 @@ type result struct {
 	lagMax       time.Duration
 	rtt          int64 // round trips in the window
 	rttPerFire   float64
+	sentPerFire  float64 // commands the client sent, pipelined or not
 	cmdsPerFire  float64
 	registerTime time.Duration
 	notes        []string

@@ -7,10 +7,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// guard is how far the counters' window precedes the trigger window. The
+// fires counted are those whose intended time is in [start, start+window),
+// and a burst due at start runs just after start; sampling the counters at
+// start would race with it. Sampling half a second early puts every counted
+// burst, and no other, inside the counters' window while lags stay under
+// half a second.
+const guard = 500 * time.Millisecond
+
 // windowCounts is what a measurement window consumed.
 type windowCounts struct {
 	cpu   time.Duration // this process, user + system
 	rtt   int64         // round trips of the system's client
+	sent  int64         // commands it sent
 	redis redisStats    // redis-server CPU and commands
 }
 
@@ -22,14 +31,14 @@ func measureWindow(ctx context.Context, admin *redis.Client, hook *rttHook, star
 	if err != nil {
 		return windowCounts{}, err
 	}
-	cpu0, rtt0 := processCPU(), hook.n.Load()
+	cpu0, rtt0, sent0 := processCPU(), hook.n.Load(), hook.cmds.Load()
 	waitUntil(ctx, start.Add(window))
-	cpu1, rtt1 := processCPU(), hook.n.Load()
+	cpu1, rtt1, sent1 := processCPU(), hook.n.Load(), hook.cmds.Load()
 	r1, err := readRedisStats(ctx, admin)
 	if err != nil {
 		return windowCounts{}, err
 	}
-	return windowCounts{cpu: cpu1 - cpu0, rtt: rtt1 - rtt0, redis: r1.sub(r0)}, nil
+	return windowCounts{cpu: cpu1 - cpu0, rtt: rtt1 - rtt0, sent: sent1 - sent0, redis: r1.sub(r0)}, nil
 }
 
 // fill sets r's per-fire figures from w; r.fires must be set.
@@ -42,6 +51,7 @@ func (w windowCounts) fill(r *result) {
 	r.cpuPerFire = time.Duration(float64(w.cpu) / f)
 	r.redisCPUFire = time.Duration(float64(w.redis.cpu) / f)
 	r.rttPerFire = float64(w.rtt) / f
+	r.sentPerFire = float64(w.sent) / f
 	r.cmdsPerFire = float64(w.redis.cmds) / f
 }
 
