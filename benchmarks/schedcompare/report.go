@@ -45,7 +45,7 @@ func report(out io.Writer, rs []*result) {
 	row("lag p99 ms", func(r *result) float64 { return ms(r.lagP99) }, "%.1f")
 	row("lag max ms", func(r *result) float64 { return ms(r.lagMax) }, "%.1f")
 	row("round trips in window", func(r *result) float64 { return float64(r.rtt) }, "%.0f")
-	row("round trips/fire (hook)", func(r *result) float64 { return r.rttPerFire }, "%.2f")
+	row("round trips/fire (hook)", func(r *result) float64 { return r.rttPerFire }, "%.3f")
 	row("client commands/fire (hook)", func(r *result) float64 { return r.sentPerFire }, "%.2f")
 	row("redis commands/fire (INFO)", func(r *result) float64 { return r.cmdsPerFire }, "%.2f")
 	row("setup s (register+ready)", func(r *result) float64 { return r.registerTime.Seconds() }, "%.1f")
