@@ -24,7 +24,7 @@ type enqueueRecord struct {
 // fire's lag from the time PostEnqueueFunc saw it.
 func runAsynq(ctx context.Context, cfg config, addr string, admin *redis.Client) (*result, error) {
 	p := newPlan(cfg.schedules, cfg.rate)
-	hook := &rttHook{}
+	hook := newHook(cfg.cmds)
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
 	rdb.AddHook(hook)
@@ -91,6 +91,9 @@ func runAsynq(ctx context.Context, cfg config, addr string, admin *redis.Client)
 	w, err := measureWindow(ctx, admin, hook, start.Add(-guard), cfg.window)
 	if err != nil {
 		return nil, err
+	}
+	if hook.byName != nil {
+		r.notes = append(r.notes, r.name+": commands sent in the window: "+hook.byName.top(8))
 	}
 	s.Shutdown()
 

@@ -29,7 +29,7 @@ func (tick) Kind() string { return "sched-bench" }
 // each task's lag from the stream.
 func runChronos(ctx context.Context, cfg config, addr string, admin *redis.Client) (*result, error) {
 	p := newPlan(cfg.schedules, cfg.rate)
-	hook := &rttHook{}
+	hook := newHook(cfg.cmds)
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
 	rdb.AddHook(hook)
@@ -87,6 +87,9 @@ func runChronos(ctx context.Context, cfg config, addr string, admin *redis.Clien
 	w, err := measureWindow(ctx, admin, hook, start.Add(-guard), cfg.window)
 	if err != nil {
 		return nil, err
+	}
+	if hook.byName != nil {
+		r.notes = append(r.notes, r.name+": commands sent in the window: "+hook.byName.top(8))
 	}
 	if err := s.Shutdown(ctx); err != nil {
 		return nil, fmt.Errorf("chronos: shut down scheduler: %w", err)

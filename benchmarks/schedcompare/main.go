@@ -34,6 +34,7 @@ type config struct {
 	window    time.Duration // measurement window per system
 	full      bool          // also run 100,000 schedules
 	only      string        // "chronos", "asynq" or "" for both
+	cmds      bool          // count commands by name (skews CPU figures)
 }
 
 func main() {
@@ -43,6 +44,7 @@ func main() {
 	flag.DurationVar(&cfg.window, "window", 30*time.Second, "measurement window per system")
 	flag.BoolVar(&cfg.full, "full", false, "also run with 100000 schedules")
 	flag.StringVar(&cfg.only, "only", "", `run one system only: "chronos" or "asynq"`)
+	flag.BoolVar(&cfg.cmds, "cmds", false, "also list the commands each client sent in the window (adds a lock per command: CPU figures then not comparable)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,7 +17,45 @@ import (
 
 // rttHook counts the round trips a go-redis client makes (a single command
 // and a pipeline are one round trip each) and the commands it sends.
-type rttHook struct{ n, cmds atomic.Int64 }
+// With byName set it also counts commands by name (for -cmds; it costs a
+// lock per command, so the CPU figures of such a run are not comparable).
+type rttHook struct {
+	n, cmds atomic.Int64
+	byName  *nameCounts
+}
+
+// nameCounts counts commands by name.
+type nameCounts struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+func (c *nameCounts) add(cs ...redis.Cmder) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	for _, x := range cs {
+		c.m[x.Name()]++
+	}
+	c.mu.Unlock()
+}
+
+// top returns "name=count" for the k most sent commands.
+func (c *nameCounts) top(k int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := make([]string, 0, len(c.m))
+	for n := range c.m {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int { return int(c.m[b] - c.m[a]) })
+	var parts []string
+	for _, n := range names[:min(k, len(names))] {
+		parts = append(parts, fmt.Sprintf("%s=%d", n, c.m[n]))
+	}
+	return strings.Join(parts, " ")
+}
 
 func (h *rttHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
@@ -24,6 +63,7 @@ func (h *rttHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, c redis.Cmder) error {
 		h.n.Add(1)
 		h.cmds.Add(1)
+		h.byName.add(c)
 		return next(ctx, c)
 	}
 }
@@ -32,6 +72,7 @@ func (h *rttHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	return func(ctx context.Context, cs []redis.Cmder) error {
 		h.n.Add(1)
 		h.cmds.Add(int64(len(cs)))
+		h.byName.add(cs...)
 		return next(ctx, cs)
 	}
 }

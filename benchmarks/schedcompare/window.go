@@ -31,6 +31,11 @@ func measureWindow(ctx context.Context, admin *redis.Client, hook *rttHook, star
 	if err != nil {
 		return windowCounts{}, err
 	}
+	if hook.byName != nil {
+		hook.byName.mu.Lock()
+		clear(hook.byName.m)
+		hook.byName.mu.Unlock()
+	}
 	cpu0, rtt0, sent0 := processCPU(), hook.n.Load(), hook.cmds.Load()
 	waitUntil(ctx, start.Add(window))
 	cpu1, rtt1, sent1 := processCPU(), hook.n.Load(), hook.cmds.Load()
@@ -62,4 +67,13 @@ func waitUntil(ctx context.Context, t time.Time) time.Time {
 	case <-ctx.Done():
 	}
 	return t
+}
+
+// newHook returns a round-trip hook, counting by command name if byName.
+func newHook(byName bool) *rttHook {
+	h := &rttHook{}
+	if byName {
+		h.byName = &nameCounts{m: map[string]int64{}}
+	}
+	return h
 }
