@@ -88,6 +88,17 @@ func ExampleAddHandler() {
 	// Output: handlers registered
 }
 
+// A scheduled job often needs nothing but a context. Its args type still
+// names the kind; AddFunc adapts the function.
+func ExampleAddFunc() {
+	mux := chronos.NewMux()
+	chronos.AddFunc[Nightly](mux, func(ctx context.Context) error {
+		return nil // build the report
+	})
+	fmt.Println("registered")
+	// Output: registered
+}
+
 // Handlers can return a result; it is stored with the run record and
 // logged with the success record.
 func ExampleAddHandlerWithResult() {

@@ -10,8 +10,9 @@ import (
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
-// Mux routes tasks to handlers by kind. Register handlers with AddHandler
-// and AddHandlerWithResult before passing the Mux to Server.Start.
+// Mux routes tasks to handlers by kind. Register handlers with AddHandler,
+// AddHandlerWithResult, AddFunc or AddFuncWithResult before passing the Mux
+// to Server.Start.
 type Mux struct {
 	mu       sync.RWMutex
 	handlers map[string]*handler
@@ -95,6 +96,28 @@ func AddHandlerWithResult[A TaskArgs, R any](mux *Mux, h func(context.Context, *
 		}
 		return b, nil
 	}, opts)
+}
+
+// AddFunc registers f for the kind of A, for a handler that needs neither
+// the task's args nor its metadata (a scheduled job such as a nightly
+// report). A names the kind and must be given: chronos.AddFunc[ReportArgs](mux, r.Nightly).
+// The payload must still decode into A, as with AddHandler.
+//
+// Generated registration code uses it for handlers declared as
+// func(context.Context) error.
+func AddFunc[A TaskArgs](mux *Mux, f func(context.Context) error, opts ...HandlerOption) {
+	addHandler(mux, func(ctx context.Context, _ *Task[A]) ([]byte, error) {
+		return nil, f(ctx)
+	}, opts)
+}
+
+// AddFuncWithResult is AddFunc for a function that returns a result, stored
+// and logged as with AddHandlerWithResult. R is inferred:
+// chronos.AddFuncWithResult[ExportArgs](mux, r.Export).
+func AddFuncWithResult[A TaskArgs, R any](mux *Mux, f func(context.Context) (R, error), opts ...HandlerOption) {
+	AddHandlerWithResult(mux, func(ctx context.Context, _ *Task[A]) (R, error) {
+		return f(ctx)
+	}, opts...)
 }
 
 func addHandler[A TaskArgs](mux *Mux, run func(context.Context, *Task[A]) ([]byte, error), opts []HandlerOption) {
