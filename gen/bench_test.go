@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -55,22 +56,30 @@ func bigModule(tb testing.TB, n int) string {
 // handlers. load-ms is go/packages (go list and type-checking); gen-ms is
 // everything chronosgen does after loading: scan, validate with the time
 // engine, build the model, emit and gofmt.
+//
+// gogc=100 is a library caller with Go's default; gogc=400 is the
+// chronosgen command, which sets it (see tuneGC in cmd/chronosgen).
 func BenchmarkGenerate1000(b *testing.B) {
 	dir := bigModule(b, 1000)
-	var load, gen float64
-	for b.Loop() {
-		res, err := Generate(context.Background(), Config{Dir: dir, Patterns: []string{"./big"}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.Diagnostics.HasErrors() || len(res.Files) != 1 {
-			b.Fatalf("diagnostics:\n%s", res.Diagnostics.Format(dir))
-		}
-		load += float64(res.LoadTime.Microseconds()) / 1000
-		gen += float64(res.GenTime.Microseconds()) / 1000
+	for _, gogc := range []int{100, 400} {
+		b.Run(fmt.Sprintf("gogc=%d", gogc), func(b *testing.B) {
+			defer debug.SetGCPercent(debug.SetGCPercent(gogc))
+			var load, gen float64
+			for b.Loop() {
+				res, err := Generate(context.Background(), Config{Dir: dir, Patterns: []string{"./big"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res.Diagnostics.HasErrors() || len(res.Files) != 1 {
+					b.Fatalf("diagnostics:\n%s", res.Diagnostics.Format(dir))
+				}
+				load += float64(res.LoadTime.Microseconds()) / 1000
+				gen += float64(res.GenTime.Microseconds()) / 1000
+			}
+			b.ReportMetric(load/float64(b.N), "load-ms/op")
+			b.ReportMetric(gen/float64(b.N), "gen-ms/op")
+		})
 	}
-	b.ReportMetric(load/float64(b.N), "load-ms/op")
-	b.ReportMetric(gen/float64(b.N), "gen-ms/op")
 }
 
 // BenchmarkCheckEmit1000 is the generator's own work on a package of 1,000

@@ -254,7 +254,7 @@ func (c *checker) receivers(m *Package, hs []*handlerInfo, recvOf []*types.TypeN
 // shadowed lists the import names of the generated file that a
 // package-level declaration already uses.
 func (c *checker) shadowed(m *Package) []string {
-	names := []string{"chronos", "context", "cron", "errors", "fmt", "time"}
+	names := []string{"chronos", "cron", "errors", "time"}
 	var walk func(t TypeExpr)
 	walk = func(t TypeExpr) {
 		if t.PkgName != "" {

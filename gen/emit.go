@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"go/format"
 	"path"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -24,192 +22,164 @@ const (
 // Emit renders the generated file of m: gofmt-formatted and byte-for-byte
 // determined by m.
 //
-// gofmt dominates the cost on large packages, so the source is rendered
-// once, unformatted, with markers between top-level declarations and
-// between batches of statements of the entry point; the pieces are
-// formatted in parallel and joined. The result equals formatting the whole
-// file at once (a test holds it to that).
+// Rendering and gofmt dominate the cost on large packages, so the file is
+// built in pieces (batches of declarations and of the entry point's
+// statements), each rendered by jennifer and formatted on its own, in
+// parallel, then joined under a header that imports what the pieces used.
+// The result equals rendering and formatting the whole file at once (a
+// test holds it to that).
 func Emit(m *Package) ([]byte, error) {
-	e := &emitter{m: m}
-	f := e.file()
-	f.NoFormat = true
-	f.Comment("Compile only against a runtime that supports this generator's output.")
-	f.Const().Id("_").Op("=").Qual(RuntimePath, "GeneratedCodeVersion1")
-	for _, h := range m.Handlers {
-		if h.ArgsGen {
-			f.Comment(cutDecl)
-			f.Add(e.argsDecl(h))
-		}
+	e := newEmitter(m)
+	pieces := e.pieces()
+	if err := renderPieces(e, pieces); err != nil {
+		return nil, fmt.Errorf("format %s: %w", m.Path, err)
 	}
-	f.Comment(cutDecl)
-	body := []jen.Code{jen.Comment(cutBody)}
-	for i, st := range e.entryBody() {
-		if i > 0 && i%stmtBatch == 0 {
-			body = append(body, jen.Comment(cutBody))
-		}
-		body = append(body, st)
-	}
-	body = append(body, jen.Comment(cutBody))
-	f.Add(e.entrySignature().Block(body...))
-
-	var raw bytes.Buffer
-	if err := f.Render(&raw); err != nil {
-		return nil, fmt.Errorf("render %s: %w", m.Path, err)
-	}
-	src, err := formatPieces(raw.String())
+	head, err := e.head(usedImports(pieces))
 	if err != nil {
 		return nil, fmt.Errorf("format %s: %w", m.Path, err)
 	}
-	return src, nil
+	return joinPieces(head, pieces), nil
 }
 
-// Markers in the unformatted source: whole lines, which nothing else in
-// the output can be (string literals are quoted, comments are ours).
+// Batch sizes of the pieces: large enough that per-piece overhead is
+// small, small enough that two cores share the work evenly.
 const (
-	cutDecl   = "chronosgen:cut-decl"
-	cutBody   = "chronosgen:cut-body"
+	declBatch = 16
 	stmtBatch = 32
 )
 
-// file starts the generated file: header and imports.
+// pieces lists the file after its header, in order: the version guard, the
+// generated args types, the entry point's signature and its statements.
+func (e *emitter) pieces() []*piece {
+	ps := []*piece{{kind: pieceDecl, code: func() []jen.Code {
+		return []jen.Code{jen.Comment("Compile only against a runtime that supports this generator's output.").Line().
+			Const().Id("_").Op("=").Qual(RuntimePath, "GeneratedCodeVersion1")}
+	}}}
+	var gen []Handler
+	for _, h := range e.m.Handlers {
+		if h.ArgsGen {
+			gen = append(gen, h)
+		}
+	}
+	for batch := range slices.Chunk(gen, declBatch) {
+		ps = append(ps, &piece{kind: pieceDecl, code: func() []jen.Code {
+			var out []jen.Code
+			for _, h := range batch {
+				out = append(out, e.argsDecl(h))
+			}
+			return out
+		}})
+	}
+	ps = append(ps, &piece{kind: pieceSig, code: func() []jen.Code {
+		return []jen.Code{e.entrySignature().Block()}
+	}})
+	for batch := range slices.Chunk(e.entryBody(), stmtBatch) {
+		ps = append(ps, &piece{kind: pieceStmts, code: func() []jen.Code {
+			var out []jen.Code
+			for _, st := range batch {
+				out = append(out, st())
+			}
+			return out
+		}})
+	}
+	return ps
+}
+
+// head is the file's build constraint, header, package clause and imports.
+func (e *emitter) head(imports []importSpec) ([]byte, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "//go:build !chronosgen\n\n%s\n\npackage %s\n\n", header, e.m.Name)
+	if len(imports) > 0 {
+		b.WriteString("import (\n")
+		for _, im := range imports {
+			if im.alias {
+				b.WriteString(im.name + " ")
+			}
+			b.WriteString(strconv.Quote(im.path) + "\n")
+		}
+		b.WriteString(")\n")
+	}
+	return format.Source([]byte(b.String()))
+}
+
+// file starts a jennifer file for the package, with every import named as
+// the whole generated file names it.
 func (e *emitter) file() *jen.File {
 	f := jen.NewFilePathName(e.m.Path, e.m.Name)
-	f.HeaderComment("//go:build !chronosgen")
-	f.HeaderComment(header)
-	// Name every import after its package clause: jennifer would otherwise
-	// guess an alias from the path.
-	e.importName(f, RuntimePath, "chronos")
-	e.importName(f, cronPath, "cron")
-	e.importName(f, "context", "context")
-	e.importName(f, "errors", "errors")
-	e.importName(f, "fmt", "fmt")
-	e.importName(f, "time", "time")
-	for _, h := range e.m.Handlers {
-		e.importTypes(f, h.Args)
-		if h.Result != nil {
-			e.importTypes(f, *h.Result)
+	for _, im := range e.imports {
+		if im.alias {
+			f.ImportAlias(im.path, im.name)
+		} else {
+			f.ImportName(im.path, im.name)
 		}
 	}
 	return f
 }
 
-// importName registers an import under its package name, written as an
-// explicit alias when the path does not end in it, and renamed when a
-// package-level declaration already uses the name.
-func (e *emitter) importName(f *jen.File, importPath, name string) {
-	switch {
-	case slices.Contains(e.m.Shadowed, name):
-		f.ImportAlias(importPath, name+"pkg")
-	case path.Base(importPath) != name:
-		f.ImportAlias(importPath, name)
-	default:
-		f.ImportName(importPath, name)
-	}
+// importSpec is one import of the generated file.
+type importSpec struct {
+	path, name string
+	alias      bool // written with its name: the path does not end in it
 }
 
-// piece is one independently formatted part of the file.
-type piece struct {
-	src  string
-	kind int // pieceFile, pieceDecl, pieceSig or pieceStmts
-	out  []byte
-	err  error
+// importNames names every package the output may import, once for the
+// whole file, so that pieces rendered apart agree. Each import gets its
+// package clause name (jennifer would otherwise guess an alias from the
+// path); a name the package declares gets a "pkg" suffix, and a name
+// already taken by an earlier import gets a number.
+func (e *emitter) importNames() []importSpec {
+	var out []importSpec
+	taken := map[string]bool{}
+	add := func(importPath, name string) {
+		if importPath == "" || importPath == e.m.Path || slices.ContainsFunc(out, func(s importSpec) bool { return s.path == importPath }) {
+			return
+		}
+		if slices.Contains(e.m.Shadowed, name) {
+			name += "pkg"
+		}
+		unique := name
+		for i := 1; taken[unique]; i++ {
+			unique = name + strconv.Itoa(i)
+		}
+		taken[unique] = true
+		out = append(out, importSpec{path: importPath, name: unique, alias: path.Base(importPath) != unique})
+	}
+	add(RuntimePath, "chronos")
+	add(cronPath, "cron")
+	add("errors", "errors")
+	add("time", "time")
+	var walk func(t TypeExpr)
+	walk = func(t TypeExpr) {
+		add(t.Path, t.PkgName)
+		for _, a := range t.Args {
+			walk(a)
+		}
+		if t.Elem != nil {
+			walk(*t.Elem)
+		}
+		if t.Key != nil {
+			walk(*t.Key)
+		}
+	}
+	for _, h := range e.m.Handlers {
+		walk(h.Args)
+		if h.Result != nil {
+			walk(*h.Result)
+		}
+	}
+	return out
 }
 
-const (
-	pieceFile  = iota // package clause, imports, guard
-	pieceDecl         // top-level declarations
-	pieceSig          // the entry point's doc comment and signature, up to "{"
-	pieceStmts        // statements of the entry point's body
-)
-
-// formatPieces splits raw at the markers, formats the pieces in parallel
-// and joins them.
-func formatPieces(raw string) ([]byte, error) {
-	declMark, bodyMark := "\n// "+cutDecl+"\n", "\n// "+cutBody+"\n"
-	parts := strings.Split(raw, declMark)
-	var pieces []*piece
-	for i, p := range parts {
-		switch {
-		case i == 0:
-			pieces = append(pieces, &piece{src: p, kind: pieceFile})
-		case i < len(parts)-1:
-			pieces = append(pieces, &piece{src: declPrefix + p + "\n", kind: pieceDecl})
-		default:
-			body := strings.Split(p, bodyMark)
-			if len(body) < 2 {
-				return nil, fmt.Errorf("entry point markers missing")
-			}
-			pieces = append(pieces, &piece{src: declPrefix + body[0] + "\n}\n", kind: pieceSig})
-			for _, stmts := range body[1 : len(body)-1] {
-				pieces = append(pieces, &piece{src: stmtPrefix + stmts + "\n}\n", kind: pieceStmts})
-			}
-		}
-	}
-
-	workers := min(runtime.GOMAXPROCS(0), len(pieces))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(pieces); i += workers {
-				p := pieces[i]
-				p.out, p.err = format.Source([]byte(p.src))
-			}
-		})
-	}
-	wg.Wait()
-
-	var out bytes.Buffer
-	for _, p := range pieces {
-		if p.err != nil {
-			return nil, fmt.Errorf("%w in:\n%s", p.err, p.src)
-		}
-		// Every piece was formatted as a whole file; cut the wrapper off.
-		s := string(p.out)
-		switch p.kind {
-		case pieceFile:
-			out.WriteString(s)
-			continue
-		case pieceDecl:
-			s = strings.TrimPrefix(s, declPrefix)
-		case pieceSig:
-			// Formatted with an empty body: keep everything up to "{".
-			s = strings.TrimSuffix(strings.TrimPrefix(s, declPrefix), "}\n")
-		case pieceStmts:
-			s = strings.TrimSuffix(strings.TrimPrefix(s, stmtPrefix), "}\n")
-		}
-		if p.kind != pieceStmts {
-			out.WriteByte('\n')
-		}
-		out.WriteString(s)
-	}
-	out.WriteString("}\n")
-	return out.Bytes(), nil
+type emitter struct {
+	m       *Package
+	imports []importSpec
 }
 
-// Wrappers that make each piece a whole file, so format.Source parses it
-// once (a partial source would be tried as a file, then as declarations,
-// then as statements).
-const (
-	declPrefix = "package p\n\n"
-	stmtPrefix = "package p\n\nfunc _() {\n"
-)
-
-func (e *emitter) importTypes(f *jen.File, t TypeExpr) {
-	if t.Path != "" {
-		e.importName(f, t.Path, t.PkgName)
-	}
-	for _, a := range t.Args {
-		e.importTypes(f, a)
-	}
-	if t.Elem != nil {
-		e.importTypes(f, *t.Elem)
-	}
-	if t.Key != nil {
-		e.importTypes(f, *t.Key)
-	}
+func newEmitter(m *Package) *emitter {
+	e := &emitter{m: m}
+	e.imports = e.importNames()
+	return e
 }
-
-type emitter struct{ m *Package }
 
 // argsDecl declares the generated args type of h and its Kind method.
 func (e *emitter) argsDecl(h Handler) *jen.Statement {
@@ -257,27 +227,33 @@ func (e *emitter) entrySignature() *jen.Statement {
 	return s.Func().Id(EntryPoint).Params(params...).Error()
 }
 
-// entryBody is the entry point's statements.
-func (e *emitter) entryBody() []jen.Code {
-	var body []jen.Code
+// entryBody is the entry point's statements, each built when called (the
+// pieces build them in parallel).
+func (e *emitter) entryBody() []func() jen.Code {
+	var body []func() jen.Code
 	for _, h := range e.m.Handlers {
 		if h.Field {
-			expr := e.handlerExpr(h)
-			body = append(body, jen.If(expr.Clone().Op("==").Nil()).Block(
-				jen.Return(jen.Qual("errors", "New").Call(jen.Lit(fmt.Sprintf("chronos: %s is nil", e.display(h))))),
-			))
+			body = append(body, func() jen.Code { return e.nilCheck(h) })
 		}
 	}
 	for _, h := range e.m.Handlers {
-		body = append(body, e.addHandler(h))
+		body = append(body, func() jen.Code { return e.addHandler(h) })
 	}
 	for _, s := range e.m.Schedules {
-		body = append(body, e.register(s))
+		body = append(body, func() jen.Code { return e.register(s) })
 	}
 	for _, g := range e.m.Groups {
-		body = append(body, e.group(g))
+		body = append(body, func() jen.Code { return e.group(g) })
 	}
-	return append(body, jen.Return(jen.Nil()))
+	return append(body, func() jen.Code { return jen.Return(jen.Nil()) })
+}
+
+// nilCheck refuses a nil handler field, which would otherwise fail only
+// when its first task runs.
+func (e *emitter) nilCheck(h Handler) jen.Code {
+	return jen.If(e.handlerExpr(h).Op("==").Nil()).Block(
+		jen.Return(jen.Qual("errors", "New").Call(jen.Lit(fmt.Sprintf("chronos: %s is nil", e.display(h))))),
+	)
 }
 
 // entryDoc documents the entry point with the package's manifest: every
@@ -347,24 +323,22 @@ func (e *emitter) handlerExpr(h Handler) *jen.Statement {
 	return jen.Id(e.m.Receivers[h.Receiver].Param).Dot(h.Name)
 }
 
+// addHandler registers h on the mux. A handler that takes only a context
+// goes through AddFunc with its generated args type named, rather than a
+// closure: the line reads better and costs gofmt a third as much.
 func (e *emitter) addHandler(h Handler) jen.Code {
 	fn := "AddHandler"
-	if h.Result != nil {
-		fn = "AddHandlerWithResult"
-	}
-	var arg jen.Code = e.handlerExpr(h)
 	if !h.TakesTask {
-		// Adapt func(ctx) to func(ctx, *chronos.Task[Args]).
-		results := jen.Error()
-		if h.Result != nil {
-			results = jen.Params(typeCode(*h.Result), jen.Error())
-		}
-		arg = jen.Func().Params(
-			jen.Id("ctx").Qual("context", "Context"),
-			jen.Id("_").Op("*").Qual(RuntimePath, "Task").Types(typeCode(h.Args)),
-		).Add(results).Block(jen.Return(e.handlerExpr(h).Call(jen.Id("ctx"))))
+		fn = "AddFunc"
 	}
-	return jen.Qual(RuntimePath, fn).Call(jen.Id("mux"), arg)
+	if h.Result != nil {
+		fn += "WithResult"
+	}
+	call := jen.Qual(RuntimePath, fn)
+	if !h.TakesTask {
+		call = call.Types(typeCode(h.Args))
+	}
+	return call.Call(jen.Id("mux"), e.handlerExpr(h))
 }
 
 // argsValue is the zero value of a handler's args type.
@@ -377,20 +351,24 @@ func argsValue(h Handler) jen.Code {
 	return typeCode(t).Values()
 }
 
+// register registers one schedule, on one line. Registration is the bulk
+// of a large file, and gofmt prints a multi-line argument list about twice
+// as slowly (it measures each argument to decide on alignment).
 func (e *emitter) register(s Schedule) jen.Code {
-	h := e.m.Handlers[s.Handler]
-	opts := append([]jen.Code{jen.Qual(RuntimePath, "WithScheduleID").Call(jen.Lit(s.ID))}, options(s.Options)...)
-	opts = append(opts, source(s.Source))
-	var call *jen.Statement
+	var fn string
+	var trig jen.Code
 	switch t := s.Trigger; {
 	case t.Cron != "":
-		call = jen.Qual(RuntimePath, "RegisterCron").Add(multiline(append([]jen.Code{jen.Id("sched"), jen.Lit(t.Cron), argsValue(h)}, opts...)...))
+		fn, trig = "RegisterCron", jen.Lit(t.Cron)
 	case !t.Simple:
-		call = jen.Qual(RuntimePath, "RegisterInterval").Add(multiline(append([]jen.Code{jen.Id("sched"), durationCode(t.Every), argsValue(h)}, opts...)...))
+		fn, trig = "RegisterInterval", durationCode(t.Every)
 	default:
-		call = jen.Qual(RuntimePath, "RegisterSimple").Add(multiline(append([]jen.Code{jen.Id("sched"), simpleCode(t), argsValue(h)}, opts...)...))
+		fn, trig = "RegisterSimple", simpleCode(t)
 	}
-	return jen.If(jen.Err().Op(":=").Add(call), jen.Err().Op("!=").Nil()).Block(
+	args := []jen.Code{jen.Id("sched"), trig, argsValue(e.m.Handlers[s.Handler]), jen.Qual(RuntimePath, "WithScheduleID").Call(jen.Lit(s.ID))}
+	args = append(args, options(s.Options)...)
+	args = append(args, source(s.Source))
+	return jen.If(jen.Err().Op(":=").Qual(RuntimePath, fn).Call(args...), jen.Err().Op("!=").Nil()).Block(
 		jen.Return(jen.Err()), // the runtime's errors name the schedule
 	)
 }
@@ -480,7 +458,7 @@ func simpleCode(t Trigger) jen.Code {
 		field("End", timeCode(t.End))
 	}
 	field("Repeat", jen.Lit(t.Repeat))
-	return jen.Qual(RuntimePath, "Simple").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, fields...)
+	return jen.Qual(RuntimePath, "Simple").Values(fields...)
 }
 
 // durationCode spells d as n * unit with the largest exact unit.

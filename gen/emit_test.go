@@ -6,13 +6,17 @@ import (
 	"go/format"
 	"go/token"
 	"testing"
+
+	"github.com/dave/jennifer/jen"
 )
 
 // emitWhole is the reference for Emit: the same code in one jennifer file,
 // formatted at once.
 func emitWhole(m *Package) ([]byte, error) {
-	e := &emitter{m: m}
+	e := newEmitter(m)
 	f := e.file()
+	f.HeaderComment("//go:build !chronosgen")
+	f.HeaderComment(header)
 	f.Comment("Compile only against a runtime that supports this generator's output.")
 	f.Const().Id("_").Op("=").Qual(RuntimePath, "GeneratedCodeVersion1")
 	for _, h := range m.Handlers {
@@ -20,7 +24,11 @@ func emitWhole(m *Package) ([]byte, error) {
 			f.Add(e.argsDecl(h))
 		}
 	}
-	f.Add(e.entrySignature().Block(e.entryBody()...))
+	var body []jen.Code
+	for _, st := range e.entryBody() {
+		body = append(body, st())
+	}
+	f.Add(e.entrySignature().Block(body...))
 	var buf bytes.Buffer
 	err := f.Render(&buf)
 	return buf.Bytes(), err

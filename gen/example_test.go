@@ -65,7 +65,6 @@ func ExampleEmit() {
 	// package jobs
 	//
 	// import (
-	// 	"context"
 	// 	chronos "github.com/chronos-go/chronos/runtime"
 	// 	"time"
 	// )
@@ -88,16 +87,8 @@ func ExampleEmit() {
 	// //
 	// //	ping  every 30s  Ping  jobs.go:7
 	// func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux) error {
-	// 	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[PingArgs]) error {
-	// 		return Ping(ctx)
-	// 	})
-	// 	if err := chronos.RegisterInterval(
-	// 		sched,
-	// 		30*time.Second,
-	// 		PingArgs{},
-	// 		chronos.WithScheduleID("ping"),
-	// 		chronos.WithSource("jobs.go", 7),
-	// 	); err != nil {
+	// 	chronos.AddFunc[PingArgs](mux, Ping)
+	// 	if err := chronos.RegisterInterval(sched, 30*time.Second, PingArgs{}, chronos.WithScheduleID("ping"), chronos.WithSource("jobs.go", 7)); err != nil {
 	// 		return err
 	// 	}
 	// 	return nil

@@ -91,6 +91,9 @@ type pkgResult struct {
 	file       *File // nil: nothing to write or delete
 	diags      Diagnostics
 	typeErrors []string
+
+	model   *Package // checked and still to emit into outPath
+	outPath string
 }
 
 // generatePackages runs the pipeline for every package of cfg, keeping the
@@ -109,24 +112,37 @@ func generatePackages(ctx context.Context, cfg Config) ([]pkgResult, *Result, er
 	res := &Result{LoadTime: time.Since(start)}
 	start = time.Now()
 	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return strings.Compare(a.PkgPath, b.PkgPath) })
-	var out []pkgResult
-	for _, pkg := range pkgs {
-		p, err := generatePackage(pkg, fset, cfg.Output)
-		if err != nil {
+	out := make([]pkgResult, len(pkgs))
+	for i, pkg := range pkgs {
+		out[i] = checkPackage(pkg, fset, cfg.Output)
+		// Emitting needs only the model. Letting go of the syntax and
+		// types keeps the garbage collector's work during emit in
+		// proportion to the output rather than to the loaded packages.
+		pkgs[i] = nil
+	}
+	for i := range out {
+		if err := out[i].emit(); err != nil {
 			return nil, nil, err
 		}
-		out = append(out, p)
 	}
 	res.GenTime = time.Since(start)
 	return out, res, nil
 }
 
+// generatePackage checks and emits one package.
 func generatePackage(pkg *packages.Package, fset *token.FileSet, output string) (pkgResult, error) {
+	p := checkPackage(pkg, fset, output)
+	return p, p.emit()
+}
+
+// checkPackage reports the package's diagnostics and decides its output:
+// a model to emit, a file to delete, or nothing.
+func checkPackage(pkg *packages.Package, fset *token.FileSet, output string) pkgResult {
 	p := pkgResult{pkgPath: pkg.PkgPath}
 	diags, ok := loadErrors(pkg, fset)
 	p.diags = diags
 	if !ok {
-		return p, nil
+		return p
 	}
 	for _, e := range pkg.TypeErrors {
 		p.typeErrors = append(p.typeErrors, e.Error())
@@ -147,15 +163,25 @@ func generatePackage(pkg *packages.Package, fset *token.FileSet, output string) 
 				Code: "foreign-output",
 				Msg:  "exists and was not written by chronosgen; rename it or choose another name with -o",
 			})
-			return p, nil
+			return p
 		}
-		src, err := Emit(m)
-		if err != nil {
-			return p, err
-		}
-		p.file = &File{PkgPath: pkg.PkgPath, Path: path, Content: src}
+		p.model, p.outPath = m, path
 	}
-	return p, nil
+	return p
+}
+
+// emit renders the file of a checked package that has one to write.
+func (p *pkgResult) emit() error {
+	if p.model == nil {
+		return nil
+	}
+	src, err := Emit(p.model)
+	if err != nil {
+		return err
+	}
+	p.file = &File{PkgPath: p.pkgPath, Path: p.outPath, Content: src}
+	p.model = nil
+	return nil
 }
 
 func pkgDir(pkg *packages.Package) string {

@@ -229,7 +229,7 @@ func TestTagsSelectFiles(t *testing.T) {
 	if code, _, errOut := chronosgen(t, "-tags", "extra", "./..."); code != 0 {
 		t.Fatalf("with -tags extra: exit %d, stderr %q", code, errOut)
 	}
-	if got := read(t, genFile); !strings.Contains(got, "return Extra(ctx)") {
+	if got := read(t, genFile); !strings.Contains(got, "chronos.AddFunc[ExtraArgs](mux, Extra)") {
 		t.Fatalf("handler from the tagged file missing:\n%s", got)
 	}
 }

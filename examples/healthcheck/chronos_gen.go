@@ -22,25 +22,10 @@ const _ = chronos.GeneratedCodeVersion1
 func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, monitor *Monitor) error {
 	chronos.AddHandler(mux, monitor.Cluster)
 	chronos.AddHandler(mux, monitor.Local)
-	if err := chronos.RegisterInterval(
-		sched,
-		2*time.Second,
-		ClusterArgs{},
-		chronos.WithScheduleID("healthcheck.Monitor.Cluster"),
-		chronos.WithMaxRetry(1),
-		chronos.WithTimeout(time.Second),
-		chronos.WithSource("healthcheck.go", 87),
-	); err != nil {
+	if err := chronos.RegisterInterval(sched, 2*time.Second, ClusterArgs{}, chronos.WithScheduleID("healthcheck.Monitor.Cluster"), chronos.WithMaxRetry(1), chronos.WithTimeout(time.Second), chronos.WithSource("healthcheck.go", 87)); err != nil {
 		return err
 	}
-	if err := chronos.RegisterInterval(
-		sched,
-		5*time.Second,
-		LocalArgs{},
-		chronos.WithScheduleID("healthcheck.Monitor.Local"),
-		chronos.WithIsolated(true),
-		chronos.WithSource("healthcheck.go", 65),
-	); err != nil {
+	if err := chronos.RegisterInterval(sched, 5*time.Second, LocalArgs{}, chronos.WithScheduleID("healthcheck.Monitor.Local"), chronos.WithIsolated(true), chronos.WithSource("healthcheck.go", 65)); err != nil {
 		return err
 	}
 	return nil

@@ -5,7 +5,6 @@
 package reports
 
 import (
-	"context"
 	chronos "github.com/chronos-go/chronos/runtime"
 	"time"
 )
@@ -40,23 +39,9 @@ func (ReportsExportUsersArgs) Kind() string {
 //	  export-users              (group month-end-export)       Reports.ExportUsers   reports.go:105
 func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, reports *Reports) error {
 	chronos.AddHandlerWithResult(mux, reports.DailySales)
-	chronos.AddHandlerWithResult(mux, func(ctx context.Context, _ *chronos.Task[ReportsExportOrdersArgs]) (ExportResult, error) {
-		return reports.ExportOrders(ctx)
-	})
-	chronos.AddHandlerWithResult(mux, func(ctx context.Context, _ *chronos.Task[ReportsExportUsersArgs]) (ExportResult, error) {
-		return reports.ExportUsers(ctx)
-	})
-	if err := chronos.RegisterCron(
-		sched,
-		"0 0 2 * * ?",
-		DailySalesArgs{},
-		chronos.WithScheduleID("reports.Reports.DailySales"),
-		chronos.WithTimeZone("Asia/Seoul"),
-		chronos.WithMisfire("doNothing"),
-		chronos.WithMaxRetry(3),
-		chronos.WithTimeout(10*time.Minute),
-		chronos.WithSource("reports.go", 67),
-	); err != nil {
+	chronos.AddFuncWithResult[ReportsExportOrdersArgs](mux, reports.ExportOrders)
+	chronos.AddFuncWithResult[ReportsExportUsersArgs](mux, reports.ExportUsers)
+	if err := chronos.RegisterCron(sched, "0 0 2 * * ?", DailySalesArgs{}, chronos.WithScheduleID("reports.Reports.DailySales"), chronos.WithTimeZone("Asia/Seoul"), chronos.WithMisfire("doNothing"), chronos.WithMaxRetry(3), chronos.WithTimeout(10*time.Minute), chronos.WithSource("reports.go", 67)); err != nil {
 		return err
 	}
 	{

@@ -5,7 +5,6 @@
 package basic
 
 import (
-	"context"
 	chronos "github.com/chronos-go/chronos/runtime"
 	"github.com/chronos-go/chronos/runtime/cron"
 	"time"
@@ -50,88 +49,27 @@ func (JobsWarmupArgs) Kind() string {
 //	warmup-burst            every 30s after 10s ×10        Jobs.Warmup       jobs.go:34
 //	warmup-hourly           cron "0 0 * * * ?"             Jobs.Warmup       jobs.go:35
 func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, jobs *Jobs) error {
-	chronos.AddHandlerWithResult(mux, func(ctx context.Context, _ *chronos.Task[CountUsersArgs]) (Stats, error) {
-		return CountUsers(ctx)
-	})
-	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[JobsDailyReportArgs]) error {
-		return jobs.DailyReport(ctx)
-	})
+	chronos.AddFuncWithResult[CountUsersArgs](mux, CountUsers)
+	chronos.AddFunc[JobsDailyReportArgs](mux, jobs.DailyReport)
 	chronos.AddHandler(mux, jobs.HealthCheck)
-	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[JobsWarmupArgs]) error {
-		return jobs.Warmup(ctx)
-	})
+	chronos.AddFunc[JobsWarmupArgs](mux, jobs.Warmup)
 	chronos.AddHandlerWithResult(mux, Purge)
-	if err := chronos.RegisterCron(
-		sched,
-		"0 0 2 * * ?",
-		JobsDailyReportArgs{},
-		chronos.WithScheduleID("basic.Jobs.DailyReport"),
-		chronos.WithTimeZone("Asia/Seoul"),
-		chronos.WithMisfire("doNothing"),
-		chronos.WithIsolated(false),
-		chronos.WithSource("jobs.go", 18),
-	); err != nil {
+	if err := chronos.RegisterCron(sched, "0 0 2 * * ?", JobsDailyReportArgs{}, chronos.WithScheduleID("basic.Jobs.DailyReport"), chronos.WithTimeZone("Asia/Seoul"), chronos.WithMisfire("doNothing"), chronos.WithIsolated(false), chronos.WithSource("jobs.go", 18)); err != nil {
 		return err
 	}
-	if err := chronos.RegisterInterval(
-		sched,
-		30*time.Second,
-		HealthCheckArgs{},
-		chronos.WithScheduleID("basic.Jobs.HealthCheck"),
-		chronos.WithQueue("critical"),
-		chronos.WithMaxRetry(3),
-		chronos.WithSource("jobs.go", 29),
-	); err != nil {
+	if err := chronos.RegisterInterval(sched, 30*time.Second, HealthCheckArgs{}, chronos.WithScheduleID("basic.Jobs.HealthCheck"), chronos.WithQueue("critical"), chronos.WithMaxRetry(3), chronos.WithSource("jobs.go", 29)); err != nil {
 		return err
 	}
-	if err := chronos.RegisterSimple(
-		sched,
-		chronos.Simple{
-			Every:  time.Hour,
-			Start:  time.Date(2025, time.December, 31, 15, 0, 0, 0, time.UTC),
-			End:    time.Date(2027, time.January, 1, 0, 0, 0, 0, time.UTC),
-			Repeat: -1,
-		},
-		&PurgeArgs{},
-		chronos.WithScheduleID("basic.Purge"),
-		chronos.WithSource("jobs.go", 54),
-	); err != nil {
+	if err := chronos.RegisterSimple(sched, chronos.Simple{Every: time.Hour, Start: time.Date(2025, time.December, 31, 15, 0, 0, 0, time.UTC), End: time.Date(2027, time.January, 1, 0, 0, 0, 0, time.UTC), Repeat: -1}, &PurgeArgs{}, chronos.WithScheduleID("basic.Purge"), chronos.WithSource("jobs.go", 54)); err != nil {
 		return err
 	}
-	if err := chronos.RegisterCron(
-		sched,
-		"@hourly",
-		CountUsersArgs{},
-		chronos.WithScheduleID("count-users"),
-		chronos.WithSource("jobs.go", 43),
-	); err != nil {
+	if err := chronos.RegisterCron(sched, "@hourly", CountUsersArgs{}, chronos.WithScheduleID("count-users"), chronos.WithSource("jobs.go", 43)); err != nil {
 		return err
 	}
-	if err := chronos.RegisterSimple(
-		sched,
-		chronos.Simple{
-			Every:      30 * time.Second,
-			StartDelay: 10 * time.Second,
-			Repeat:     9,
-		},
-		JobsWarmupArgs{},
-		chronos.WithScheduleID("warmup-burst"),
-		chronos.WithMisfire("rescheduleNextWithRemainingCount"),
-		chronos.WithSource("jobs.go", 34),
-	); err != nil {
+	if err := chronos.RegisterSimple(sched, chronos.Simple{Every: 30 * time.Second, StartDelay: 10 * time.Second, Repeat: 9}, JobsWarmupArgs{}, chronos.WithScheduleID("warmup-burst"), chronos.WithMisfire("rescheduleNextWithRemainingCount"), chronos.WithSource("jobs.go", 34)); err != nil {
 		return err
 	}
-	if err := chronos.RegisterCron(
-		sched,
-		"0 0 * * * ?",
-		JobsWarmupArgs{},
-		chronos.WithScheduleID("warmup-hourly"),
-		chronos.WithDST(cron.DSTShiftGap),
-		chronos.WithOverlap(chronos.OverlapSkip),
-		chronos.WithTimeout(90*time.Second),
-		chronos.WithProcessIn(time.Minute),
-		chronos.WithSource("jobs.go", 35),
-	); err != nil {
+	if err := chronos.RegisterCron(sched, "0 0 * * * ?", JobsWarmupArgs{}, chronos.WithScheduleID("warmup-hourly"), chronos.WithDST(cron.DSTShiftGap), chronos.WithOverlap(chronos.OverlapSkip), chronos.WithTimeout(90*time.Second), chronos.WithProcessIn(time.Minute), chronos.WithSource("jobs.go", 35)); err != nil {
 		return err
 	}
 	return nil

@@ -5,7 +5,6 @@
 package group
 
 import (
-	"context"
 	chronos "github.com/chronos-go/chronos/runtime"
 	"time"
 )
@@ -49,23 +48,10 @@ func (ExportsUsersArgs) Kind() string {
 //	warm             every 10m after 1m                group           jobs.go:10
 //	  warm-orders    (group warm)                      Exports.Orders  jobs.go:21
 func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, exports *Exports) error {
-	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[CleanupArgs]) error {
-		return Cleanup(ctx)
-	})
-	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[ExportsOrdersArgs]) error {
-		return exports.Orders(ctx)
-	})
-	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[ExportsUsersArgs]) error {
-		return exports.Users(ctx)
-	})
-	if err := chronos.RegisterCron(
-		sched,
-		"0 30 3 * * ?",
-		CleanupArgs{},
-		chronos.WithScheduleID("group.Cleanup"),
-		chronos.WithTimeZone("Europe/Paris"),
-		chronos.WithSource("jobs.go", 26),
-	); err != nil {
+	chronos.AddFunc[CleanupArgs](mux, Cleanup)
+	chronos.AddFunc[ExportsOrdersArgs](mux, exports.Orders)
+	chronos.AddFunc[ExportsUsersArgs](mux, exports.Users)
+	if err := chronos.RegisterCron(sched, "0 30 3 * * ?", CleanupArgs{}, chronos.WithScheduleID("group.Cleanup"), chronos.WithTimeZone("Europe/Paris"), chronos.WithSource("jobs.go", 26)); err != nil {
 		return err
 	}
 	{
@@ -91,11 +77,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, exports *Ex
 		g := chronos.NewGroup(
 			sched,
 			"warm",
-			chronos.SimpleTrigger(chronos.Simple{
-				Every:      10 * time.Minute,
-				StartDelay: time.Minute,
-				Repeat:     -1,
-			}),
+			chronos.SimpleTrigger(chronos.Simple{Every: 10 * time.Minute, StartDelay: time.Minute, Repeat: -1}),
 			chronos.WithSource("jobs.go", 10),
 		)
 		if err := chronos.AddJob(g, "warm-orders", ExportsOrdersArgs{}); err != nil {

@@ -5,7 +5,6 @@
 package shapes
 
 import (
-	"context"
 	chronos "github.com/chronos-go/chronos/runtime"
 	v2args "github.com/chronos-go/chronos/testdata/gen/shapes/argspkg"
 	"time"
@@ -57,62 +56,24 @@ func (MailerSendArgs) Kind() string {
 //	shapes.Jobs.Run          every 3h            Jobs.Run          shapes.go:48
 //	shapes.mailer.Send       every 1h            mailer.Send       shapes.go:21
 func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, base Base, httpPoller *HTTPPoller, jobsRecv *Jobs, mailerRecv mailer) error {
-	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[BaseTickArgs]) error {
-		return base.Tick(ctx)
-	})
+	chronos.AddFunc[BaseTickArgs](mux, base.Tick)
 	chronos.AddHandlerWithResult(mux, httpPoller.Poll)
-	chronos.AddHandlerWithResult(mux, func(ctx context.Context, _ *chronos.Task[HTTPPollerPoll2Args]) ([]*v2args.Summary, error) {
-		return httpPoller.Poll2(ctx)
-	})
-	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[JobsRunArgs]) error {
-		return jobsRecv.Run(ctx)
-	})
-	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[MailerSendArgs]) error {
-		return mailerRecv.Send(ctx)
-	})
-	if err := chronos.RegisterInterval(
-		sched,
-		4*time.Hour,
-		BaseTickArgs{},
-		chronos.WithScheduleID("shapes.Base.Tick"),
-		chronos.WithSource("shapes.go", 56),
-	); err != nil {
+	chronos.AddFuncWithResult[HTTPPollerPoll2Args](mux, httpPoller.Poll2)
+	chronos.AddFunc[JobsRunArgs](mux, jobsRecv.Run)
+	chronos.AddFunc[MailerSendArgs](mux, mailerRecv.Send)
+	if err := chronos.RegisterInterval(sched, 4*time.Hour, BaseTickArgs{}, chronos.WithScheduleID("shapes.Base.Tick"), chronos.WithSource("shapes.go", 56)); err != nil {
 		return err
 	}
-	if err := chronos.RegisterCron(
-		sched,
-		"*/5 * * * *",
-		v2args.Import{},
-		chronos.WithScheduleID("shapes.HTTPPoller.Poll"),
-		chronos.WithSource("shapes.go", 29),
-	); err != nil {
+	if err := chronos.RegisterCron(sched, "*/5 * * * *", v2args.Import{}, chronos.WithScheduleID("shapes.HTTPPoller.Poll"), chronos.WithSource("shapes.go", 29)); err != nil {
 		return err
 	}
-	if err := chronos.RegisterInterval(
-		sched,
-		2*time.Hour,
-		HTTPPollerPoll2Args{},
-		chronos.WithScheduleID("shapes.HTTPPoller.Poll2"),
-		chronos.WithSource("shapes.go", 37),
-	); err != nil {
+	if err := chronos.RegisterInterval(sched, 2*time.Hour, HTTPPollerPoll2Args{}, chronos.WithScheduleID("shapes.HTTPPoller.Poll2"), chronos.WithSource("shapes.go", 37)); err != nil {
 		return err
 	}
-	if err := chronos.RegisterInterval(
-		sched,
-		3*time.Hour,
-		JobsRunArgs{},
-		chronos.WithScheduleID("shapes.Jobs.Run"),
-		chronos.WithSource("shapes.go", 48),
-	); err != nil {
+	if err := chronos.RegisterInterval(sched, 3*time.Hour, JobsRunArgs{}, chronos.WithScheduleID("shapes.Jobs.Run"), chronos.WithSource("shapes.go", 48)); err != nil {
 		return err
 	}
-	if err := chronos.RegisterInterval(
-		sched,
-		time.Hour,
-		MailerSendArgs{},
-		chronos.WithScheduleID("shapes.mailer.Send"),
-		chronos.WithSource("shapes.go", 21),
-	); err != nil {
+	if err := chronos.RegisterInterval(sched, time.Hour, MailerSendArgs{}, chronos.WithScheduleID("shapes.mailer.Send"), chronos.WithSource("shapes.go", 21)); err != nil {
 		return err
 	}
 	return nil

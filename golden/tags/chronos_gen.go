@@ -5,7 +5,6 @@
 package tags
 
 import (
-	"context"
 	"errors"
 	chronos "github.com/chronos-go/chronos/runtime"
 	"time"
@@ -49,32 +48,13 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, schedules *
 	if schedules.Sync == nil {
 		return errors.New("chronos: Schedules.Sync is nil")
 	}
-	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[SchedulesArchiveArgs]) error {
-		return schedules.Archive(ctx)
-	})
-	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[SchedulesReportArgs]) error {
-		return schedules.Report(ctx)
-	})
+	chronos.AddFunc[SchedulesArchiveArgs](mux, schedules.Archive)
+	chronos.AddFunc[SchedulesReportArgs](mux, schedules.Report)
 	chronos.AddHandler(mux, schedules.Sync)
-	if err := chronos.RegisterInterval(
-		sched,
-		5*time.Minute,
-		SyncArgs{},
-		chronos.WithScheduleID("sync"),
-		chronos.WithQueue("sync"),
-		chronos.WithSource("jobs.go", 27),
-	); err != nil {
+	if err := chronos.RegisterInterval(sched, 5*time.Minute, SyncArgs{}, chronos.WithScheduleID("sync"), chronos.WithQueue("sync"), chronos.WithSource("jobs.go", 27)); err != nil {
 		return err
 	}
-	if err := chronos.RegisterCron(
-		sched,
-		"0 0 2 * * ?",
-		SchedulesReportArgs{},
-		chronos.WithScheduleID("tags.Schedules.Report"),
-		chronos.WithTimeZone("Asia/Seoul"),
-		chronos.WithMisfire("doNothing"),
-		chronos.WithSource("jobs.go", 26),
-	); err != nil {
+	if err := chronos.RegisterCron(sched, "0 0 2 * * ?", SchedulesReportArgs{}, chronos.WithScheduleID("tags.Schedules.Report"), chronos.WithTimeZone("Asia/Seoul"), chronos.WithMisfire("doNothing"), chronos.WithSource("jobs.go", 26)); err != nil {
 		return err
 	}
 	{

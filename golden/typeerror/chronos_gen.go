@@ -5,7 +5,6 @@
 package typeerror
 
 import (
-	"context"
 	chronos "github.com/chronos-go/chronos/runtime"
 	"time"
 )
@@ -28,16 +27,8 @@ func (PingArgs) Kind() string {
 //
 //	typeerror.Ping  every 1m  Ping  jobs.go:14
 func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux) error {
-	chronos.AddHandler(mux, func(ctx context.Context, _ *chronos.Task[PingArgs]) error {
-		return Ping(ctx)
-	})
-	if err := chronos.RegisterInterval(
-		sched,
-		time.Minute,
-		PingArgs{},
-		chronos.WithScheduleID("typeerror.Ping"),
-		chronos.WithSource("jobs.go", 14),
-	); err != nil {
+	chronos.AddFunc[PingArgs](mux, Ping)
+	if err := chronos.RegisterInterval(sched, time.Minute, PingArgs{}, chronos.WithScheduleID("typeerror.Ping"), chronos.WithSource("jobs.go", 14)); err != nil {
 		return err
 	}
 	return nil
