@@ -28,8 +28,24 @@ package main
 
 import (
 	"os"
+	"runtime/debug"
 )
 
 func main() {
+	tuneGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// gcPercent is chronosgen's GOGC when the user has not set one.
+const gcPercent = 400
+
+// tuneGC trades memory for time, as the Go compiler does. A run is short
+// and allocates a few tens of megabytes over a live heap of a few, so the
+// default GOGC=100 collects every few megabytes: about a quarter of the
+// time after loading, for 1,000 handlers. GOGC=400 keeps the peak heap
+// under 100 MB for such a package. An explicit GOGC wins.
+func tuneGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
+	}
 }
