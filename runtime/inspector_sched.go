@@ -255,6 +255,9 @@ func (i *Inspector) bumpChanges(ctx context.Context) error {
 // its trigger (the trigger state does not change). The request is durable:
 // it is carried out, once, even across a leader change. It returns the
 // request ID.
+//
+// A request fires the schedule even while it is paused (the operator named
+// it), but leaves out the paused jobs of a group, as the timer does.
 func (i *Inspector) TriggerSchedule(ctx context.Context, id, who string) (string, error) {
 	r, err := i.schedStore().RequestTrigger(ctx, id, who)
 	if errors.Is(err, schedstore.ErrNotFound) {
@@ -269,6 +272,7 @@ func (i *Inspector) TriggerSchedule(ctx context.Context, id, who string) (string
 // BackfillSchedule asks the leader to fire schedule id for each of its fire
 // times in [from, to] (at most 1,000), whether or not they ran before. Each
 // task carries its fire time as TriggerTime. It returns the request ID.
+// Pauses apply as for TriggerSchedule.
 func (i *Inspector) BackfillSchedule(ctx context.Context, id string, from, to time.Time, who string) (string, error) {
 	r, err := i.schedStore().RequestBackfill(ctx, id, from, to, who)
 	if errors.Is(err, schedstore.ErrNotFound) {

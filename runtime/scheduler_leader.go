@@ -54,11 +54,15 @@ type entry struct {
 
 func (e *entry) paused(now time.Time) bool { return e.pause != nil && e.pause.Active(now) }
 
+// jobPaused reports which jobs of a group are paused at now. It reads the
+// pauses as they are when called (a refresh replaces the map, never
+// changes it), so its result may be used after ss.mu is released.
 func (e *entry) jobPaused(now time.Time) func(string) bool {
-	if len(e.jobPauses) == 0 {
+	pauses := e.jobPauses
+	if len(pauses) == 0 {
 		return nil
 	}
-	return func(job string) bool { p, ok := e.jobPauses[job]; return ok && p.Active(now) }
+	return func(job string) bool { p, ok := pauses[job]; return ok && p.Active(now) }
 }
 
 // nextFunc is the firing loop's view of the trigger; the session resets
@@ -497,18 +501,26 @@ func (ss *session) requests(ctx context.Context) {
 	for _, rq := range pending {
 		ss.mu.Lock()
 		e := ss.entries[rq.Schedule]
+		var jp func(string) bool
+		if e != nil {
+			jp = e.jobPaused(now)
+		}
 		ss.mu.Unlock()
 		if e == nil {
 			s.log.Warn("chronos: request for a schedule the leader does not fire; dropped", "schedule", rq.Schedule, "request", rq.ID)
 			_, _ = s.store.CompleteRequest(ctx, rq.ID)
 			continue
 		}
+		// A request overrides a pause of the whole schedule (the operator
+		// asked for this schedule by name) but not a paused job of a group:
+		// that job is switched off, and a run of its group leaves it out
+		// as the timer's firings do (jp).
 		var reqs []*fireReq
 		switch rq.Kind {
 		case schedstore.KindTriggerNow:
 			slot := now.Truncate(time.Millisecond)
 			reqs = append(reqs, &fireReq{id: e.id, plan: e.plan, slot: slot, at: slot,
-				dedup: e.id + ":req:" + rq.ID, source: "request"})
+				dedup: e.id + ":req:" + rq.ID, source: "request", paused: jp})
 		case schedstore.KindBackfill:
 			// A cron trigger starts at the schedule's creation; a backfill may
 			// reach back before it.
@@ -520,7 +532,7 @@ func (ss *session) requests(ctx context.Context) {
 			t, ok := trig.FireTimeAfter(rq.From.Add(-time.Millisecond))
 			for ; ok && !t.After(rq.To) && len(reqs) < maxBackfill; t, ok = trig.FireTimeAfter(t) {
 				reqs = append(reqs, &fireReq{id: e.id, plan: e.plan, slot: t, at: t,
-					dedup: fmt.Sprintf("%s:req:%s:%d", e.id, rq.ID, t.Unix()), source: "backfill"})
+					dedup: fmt.Sprintf("%s:req:%s:%d", e.id, rq.ID, t.Unix()), source: "backfill", paused: jp})
 			}
 		}
 		done := true

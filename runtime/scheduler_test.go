@@ -699,6 +699,46 @@ func TestPausedJobOfAGroupIsLeftOutOfItsFirings(t *testing.T) {
 	}
 }
 
+// An operator's request overrides a pause of the whole schedule, which
+// they named, but not a job switched off inside a group.
+func TestRequestsFireAPausedScheduleButLeaveItsPausedJobsOut(t *testing.T) {
+	e := newSchedEnv(t)
+	ctx := context.Background()
+	s := e.start(e.scheduler("a", SchedulerConfig{}, func(s *Scheduler) {
+		g := NewGroup(s, "pair", CronTrigger("0 0 * * * ?"))
+		if err := AddJob(g, "first", tick{N: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := AddJob(g, "second", tick{N: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}))
+	waitLeader(t, s)
+	if err := e.insp.PauseSchedule(ctx, "pair", PauseOptions{Job: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.insp.PauseSchedule(ctx, "pair", PauseOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.insp.TriggerSchedule(ctx, "pair", "test"); err != nil {
+		t.Fatal(err)
+	}
+	to := time.Now().Truncate(time.Hour)
+	if _, err := e.insp.BackfillSchedule(ctx, "pair", to.Add(-time.Hour), to, "test"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "requests done", func() bool { n, _ := e.insp.PendingRequests(ctx); return n == 0 })
+	ms := e.tasks(DefaultQueue)
+	if len(ms) != 3 {
+		t.Fatalf("%d tasks, want the first job's: 1 triggered + 2 backfilled", len(ms))
+	}
+	for _, m := range ms {
+		if string(m.Args) != `{"n":1}` {
+			t.Fatalf("task of the paused job enqueued: %s", m.Args)
+		}
+	}
+}
+
 func TestScheduleAddedByANewerInstanceFiresUnderAnOlderLeader(t *testing.T) {
 	e := newSchedEnv(t)
 	old := e.start(e.scheduler("old", SchedulerConfig{Version: "v1.0.0"}, func(s *Scheduler) {

@@ -219,31 +219,25 @@ func runBackfill(ctx context.Context, c *cli, args []string) error {
 	return c.printRequest(ctx, insp, id, req)
 }
 
-// warnPaused warns that an operator request fires schedule id although it
-// or some of its jobs are paused: the leader carries out trigger and
-// backfill requests for every job, paused or not (runtime behaviour at the
-// time of writing; see docs/cli.md).
+// warnPaused says how pauses shape an operator request: the leader fires
+// a paused schedule anyway (the operator named it), but leaves out the
+// paused jobs of a group, as its timer does (docs/cli.md).
 func (c *cli) warnPaused(ctx context.Context, insp *chronos.Inspector, id string) error {
 	s, err := insp.Schedule(ctx, id)
 	if err != nil {
 		return checkFound(err, "schedule", id)
 	}
-	var what string
 	if s.Paused != nil {
-		what = "schedule " + id + " is paused"
-	} else {
-		var jobs []string
-		for _, j := range s.Jobs {
-			if j.Paused != nil {
-				jobs = append(jobs, j.Name)
-			}
-		}
-		if len(jobs) > 0 {
-			what = fmt.Sprintf("job %s of schedule %s is paused", strings.Join(jobs, ", "), id)
+		fmt.Fprintf(c.stderr, "chronos: warning: schedule %s is paused; the request fires it anyway\n", id)
+	}
+	var jobs []string
+	for _, j := range s.Jobs {
+		if j.Paused != nil {
+			jobs = append(jobs, j.Name)
 		}
 	}
-	if what != "" {
-		fmt.Fprintf(c.stderr, "chronos: warning: %s; the request fires every job anyway\n", what)
+	if len(jobs) > 0 {
+		fmt.Fprintf(c.stderr, "chronos: job %s of schedule %s is paused; the request leaves it out\n", strings.Join(jobs, ", "), id)
 	}
 	return nil
 }

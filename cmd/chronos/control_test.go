@@ -157,16 +157,36 @@ func TestBackfillFiresEachFireTimeInTheRange(t *testing.T) {
 	}
 }
 
-// The leader fires operator requests for every job, paused or not; the CLI
-// says so rather than let a pause look like a guard.
-func TestTriggerOfAPausedScheduleWarnsThatItFiresAnyway(t *testing.T) {
+// The leader leaves a group's paused jobs out of an operator's request, as
+// its timer does; the CLI says so, so that nobody waits for them.
+func TestTriggerSaysItLeavesPausedJobsOut(t *testing.T) {
 	c := startCluster(t)
 	c.waitLeader()
 	if out := c.ok("pause", "nightly", "-job", "orders"); out != "paused job orders of schedule nightly until resumed\n" {
 		t.Fatalf("pause printed %q", out)
 	}
 	r := c.chronos("trigger", "nightly")
-	if want := "chronos: warning: job orders of schedule nightly is paused; the request fires every job anyway\n"; r.code != exitOK || r.stderr != want {
+	if want := "chronos: job orders of schedule nightly is paused; the request leaves it out\n"; r.code != exitOK || r.stderr != want {
+		t.Fatalf("exit %d, stderr %q; want 0 and %q", r.code, r.stderr, want)
+	}
+	var fs []firingView
+	eventually(t, "the triggered firing", func() bool {
+		fs = c.firings("nightly", "request")
+		return len(fs) == 1
+	})
+	if n := len(fs[0].Jobs); n != 1 {
+		t.Fatalf("firing %+v has %d jobs; the paused one should be left out", fs[0], n)
+	}
+}
+
+// A pause of the whole schedule does not stop a request: the operator
+// named the schedule. The CLI warns.
+func TestTriggerOfAPausedScheduleWarnsThatItFiresAnyway(t *testing.T) {
+	c := startCluster(t)
+	c.waitLeader()
+	c.ok("pause", "nightly")
+	r := c.chronos("trigger", "nightly")
+	if want := "chronos: warning: schedule nightly is paused; the request fires it anyway\n"; r.code != exitOK || r.stderr != want {
 		t.Fatalf("exit %d, stderr %q; want 0 and %q", r.code, r.stderr, want)
 	}
 	var fs []firingView
@@ -175,7 +195,7 @@ func TestTriggerOfAPausedScheduleWarnsThatItFiresAnyway(t *testing.T) {
 		return len(fs) == 1
 	})
 	if n := len(fs[0].Jobs); n != 2 {
-		t.Fatalf("firing %+v has %d jobs; the warning says both fire", fs[0], n)
+		t.Fatalf("firing %+v has %d jobs; want both", fs[0], n)
 	}
 }
 
