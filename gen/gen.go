@@ -120,6 +120,7 @@ func generatePackages(ctx context.Context, cfg Config) ([]pkgResult, *Result, er
 		// proportion to the output rather than to the loaded packages.
 		pkgs[i] = nil
 	}
+	crossPackage(out)
 	for i := range out {
 		if err := out[i].emit(); err != nil {
 			return nil, nil, err
