@@ -108,6 +108,10 @@ func (s *Server) fetchLoop() {
 			continue
 		}
 		if rdb.IsNoGroup(err) { // a new queue, or Redis lost its data (restart without persistence)
+			if dropped := s.dropStoppedIsolatedQueues(); len(dropped) > 0 {
+				s.log.Info("chronos: stopped serving the isolated queues of stopped schedulers", "queues", dropped)
+				continue // read the others again at once
+			}
 			s.log.Warn("chronos: consumer group missing; creating it", "error", err)
 			if gerr := s.ensureGroups(ctx); gerr != nil {
 				s.log.Error("chronos: create consumer groups", "error", gerr)

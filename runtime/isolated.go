@@ -31,7 +31,9 @@ import (
 // in a process-wide table when an isolated schedule is registered, and
 // Server.Start adds the queues it finds there (at the highest weight).
 // Register schedules before starting the Server, as the generated
-// RegisterChronosJobs does.
+// RegisterChronosJobs does. When a Scheduler shuts down, the leader later
+// deletes its queue (the instance is gone); the Servers then stop serving
+// it rather than recreate it.
 //
 // The trigger state of an isolated schedule lives in the instance's memory:
 // a new process starts from its first fire time after Start, because the
@@ -112,7 +114,52 @@ func (s *Server) addIsolatedQueues() {
 		}
 		s.queues = append([]string{q}, s.queues...)
 		s.weights = append([]int{top}, s.weights...)
+		if s.isolated == nil {
+			s.isolated = map[string]bool{}
+		}
+		s.isolated[q] = true
 	}
+}
+
+// dropStoppedIsolatedQueues stops serving the isolated queues whose
+// Scheduler in this process has shut down, and returns them. The fetcher
+// calls it when a queue's consumer group is missing: the leader deletes
+// the isolated queue of an instance that is gone, and recreating it for
+// the group would leave a queue nobody fires into or cleans up.
+func (s *Server) dropStoppedIsolatedQueues() []string {
+	if len(s.isolated) == 0 {
+		return nil
+	}
+	live := IsolatedQueues(s.cfg.Namespace)
+	var dropped []string
+	queues := make([]string, 0, len(s.queues))
+	weights := make([]int, 0, len(s.weights))
+	for i, q := range s.queues {
+		if s.isolated[q] && !slices.Contains(live, q) {
+			dropped = append(dropped, q)
+			continue
+		}
+		queues = append(queues, q)
+		weights = append(weights, s.weights[i])
+	}
+	if len(dropped) == 0 {
+		return nil
+	}
+	s.queuesMu.Lock()
+	s.queues, s.weights = queues, weights
+	s.queuesMu.Unlock()
+	for _, q := range dropped {
+		delete(s.isolated, q)
+	}
+	return dropped
+}
+
+// servedQueues returns the queues the server reads, for goroutines other
+// than the fetcher. The slice is never changed in place, only replaced.
+func (s *Server) servedQueues() []string {
+	s.queuesMu.RLock()
+	defer s.queuesMu.RUnlock()
+	return s.queues
 }
 
 // isolatedRunner fires this instance's isolated schedules.

@@ -91,8 +91,14 @@ const minVisibilityTimeout = 50 * time.Millisecond
 type Server struct {
 	rdb      *rdb.RDB
 	cfg      ServerConfig
-	queues   []string // by decreasing weight
+	// queues (by decreasing weight) and weights are set before Start
+	// returns. After that only the fetcher changes them, replacing the
+	// slices under queuesMu (it drops isolated queues of stopped
+	// schedulers); other goroutines read them through servedQueues.
+	queues   []string
 	weights  []int
+	queuesMu sync.RWMutex
+	isolated map[string]bool // queues added by addIsolatedQueues
 	consumer string
 	log      *slog.Logger
 	taskLog  *slog.Logger
@@ -292,7 +298,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // pending entries in, so consumer lists do not grow with every deploy.
 // A consumer with pending entries is never deleted: that would drop them.
 func (s *Server) leaveGroups(ctx context.Context) {
-	for _, q := range s.queues {
+	for _, q := range s.servedQueues() {
 		if err := s.rdb.LeaveGroup(ctx, q, s.consumer); err != nil {
 			s.log.Warn("chronos: leave consumer group", "queue", q, "error", err)
 		}
