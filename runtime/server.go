@@ -89,8 +89,8 @@ const minVisibilityTimeout = 50 * time.Millisecond
 
 // Server takes tasks from Redis and runs their handlers.
 type Server struct {
-	rdb      *rdb.RDB
-	cfg      ServerConfig
+	rdb *rdb.RDB
+	cfg ServerConfig
 	// queues (by decreasing weight) and weights are set before Start
 	// returns. After that only the fetcher changes them, replacing the
 	// slices under queuesMu (it drops isolated queues of stopped
