@@ -138,8 +138,12 @@ func (ss *session) refresh(ctx context.Context) {
 	}
 	reload := !ss.loaded || v != ss.version
 	if time.Since(ss.lastSweep) >= s.cfg.InstanceTTL {
+		sweep := s.store.Sweep // reads the whole registry only when something changed
+		if ss.lastSweep.IsZero() {
+			sweep = s.store.FullSweep // the store's last sweeps may predate other leaders' terms
+		}
 		ss.lastSweep = time.Now()
-		res, err := s.store.Sweep(ctx)
+		res, err := sweep(ctx)
 		if err != nil {
 			ss.warn(ctx, "chronos: leader: sweep registry", err)
 		} else {

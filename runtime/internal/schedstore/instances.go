@@ -28,17 +28,23 @@ func (inst Instance) Declarer() Declarer {
 
 // heartbeatScript marks an instance live until now + TTL, refreshes its
 // description and declarations, and ages out instances whose heartbeats
-// stopped (their hashes expire on their own).
+// stopped (their hashes expire on their own). An instance without
+// declarations (none registered yet, or they expired while it stalled)
+// gets the digest of an empty set, so Sweep sees what it declares.
 //
 //	KEYS[1] instances index, KEYS[2] instance hash, KEYS[3] its declarations
-//	ARGV[1] id, ARGV[2] now (ms), ARGV[3] TTL (ms), ARGV[4…] field/value pairs
+//	ARGV[1] id, ARGV[2] now (ms), ARGV[3] TTL (ms), ARGV[4] empty digest,
+//	ARGV[5…] field/value pairs
 //
 // Returns the number of stale instances removed from the index.
 var heartbeatScript = redis.NewScript(`
 local now, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
 redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
 local aged = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-redis.call('HSET', KEYS[2], 'last_seen', ARGV[2], unpack(ARGV, 4))
+redis.call('HSET', KEYS[2], 'last_seen', ARGV[2], unpack(ARGV, 5))
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  redis.call('HSET', KEYS[2], 'decl_digest', ARGV[4])
+end
 redis.call('PEXPIRE', KEYS[2], 2 * ttl)
 redis.call('PEXPIRE', KEYS[3], 2 * ttl)
 return aged
@@ -56,7 +62,7 @@ func (s *Store) Heartbeat(ctx context.Context, inst Instance) (int, error) {
 	}
 	n, err := heartbeatScript.Run(ctx, s.rdb,
 		[]string{s.keys.instances(), s.keys.instance(inst.ID), s.keys.decl(inst.ID)},
-		inst.ID, s.cfg.Now().UnixMilli(), s.cfg.InstanceTTL.Milliseconds(),
+		inst.ID, s.cfg.Now().UnixMilli(), s.cfg.InstanceTTL.Milliseconds(), emptyDeclDigest,
 		"id", inst.ID, "host", inst.Host, "pid", inst.PID, "version", inst.Version,
 		"started", ms(inst.Started), "leader", leader,
 	).Int()

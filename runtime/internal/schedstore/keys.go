@@ -10,8 +10,10 @@ const DefaultNamespace = "chronos"
 //	{<ns>}:sched:<id>        HASH  definition and state of schedule <id> (fields.go)
 //	{<ns>}:schedules         ZSET  schedule IDs; score = last time (ms) a live instance declared it
 //	{<ns>}:instances         ZSET  instance IDs; score = heartbeat expiry (ms)
-//	{<ns>}:instance:<id>     HASH  host, pid, started, last_seen, version, leader; PX = 2 × instance TTL
+//	{<ns>}:instance:<id>     HASH  host, pid, started, last_seen, version, leader, decl_digest
+//	                               (digest of its declarations, decldigest.go); PX = 2 × instance TTL
 //	{<ns>}:decl:<id>         HASH  schedule ID → JSON Definition declared by instance <id>; PX = 2 × instance TTL
+//	{<ns>}:sweep             HASH  full, confirmed: what the last full sweep vouches for (sweepmemo.go)
 //	{<ns>}:requests          ZSET  pending request IDs; score = creation time (ms)
 //	{<ns>}:request-data      HASH  request ID → JSON Request
 type keys struct{ prefix string }
@@ -28,5 +30,6 @@ func (k keys) schedules() string           { return k.prefix + "schedules" }
 func (k keys) instances() string           { return k.prefix + "instances" }
 func (k keys) instance(id string) string   { return k.prefix + "instance:" + id }
 func (k keys) decl(instance string) string { return k.prefix + "decl:" + instance }
+func (k keys) sweep() string               { return k.prefix + "sweep" }
 func (k keys) requests() string            { return k.prefix + "requests" }
 func (k keys) requestData() string         { return k.prefix + "request-data" }

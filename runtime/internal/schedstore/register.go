@@ -97,6 +97,7 @@ func (s *Store) Register(ctx context.Context, d Declarer, defs []Definition) (Re
 	res := RegisterResult{Outcomes: make(map[string]Outcome, len(defs))}
 	byID := make(map[string]Definition, len(defs))
 	decl := make([]any, 0, 2*len(defs))
+	encoded := make(map[string][]byte, len(defs))
 	for _, def := range defs {
 		if err := def.Validate(); err != nil {
 			return res, err
@@ -110,12 +111,16 @@ func (s *Store) Register(ctx context.Context, d Declarer, defs []Definition) (Re
 			return res, fmt.Errorf("schedstore: encode %q: %w", def.ID, err)
 		}
 		decl = append(decl, def.ID, b)
+		encoded[def.ID] = b
 	}
 	now := s.cfg.Now()
 
-	// The declarations, replaced as a whole, and "declared now" marks.
+	// The declarations, replaced as a whole, their digest (which tells the
+	// leader's Sweep that they changed), and "declared now" marks.
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, s.keys.decl(d.InstanceID))
+		p.HSet(ctx, s.keys.instance(d.InstanceID), fieldDeclDigest, declDigest(encoded))
+		p.PExpire(ctx, s.keys.instance(d.InstanceID), 2*s.cfg.InstanceTTL)
 		if len(decl) > 0 {
 			p.HSet(ctx, s.keys.decl(d.InstanceID), decl...)
 			p.PExpire(ctx, s.keys.decl(d.InstanceID), 2*s.cfg.InstanceTTL)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -20,8 +21,9 @@ var ErrNotFound = errors.New("schedstore: not found")
 
 // Defaults of Config.
 const (
-	DefaultInstanceTTL = 15 * time.Second
-	DefaultRetireGrace = 24 * time.Hour
+	DefaultInstanceTTL       = 15 * time.Second
+	DefaultRetireGrace       = 24 * time.Hour
+	DefaultFullSweepInterval = 10 * time.Minute
 )
 
 // Config configures a Store. The zero value is usable.
@@ -36,6 +38,15 @@ type Config struct {
 	// longest time a service may be scaled to zero or rolled back.
 	// Default 24h.
 	RetireGrace time.Duration
+	// FullSweepInterval is the longest Sweep goes without reading the whole
+	// registry while the live instances and their declarations stay the
+	// same. Only a change made outside this package (a schedule hash
+	// deleted or edited by hand) waits for it: everything Register,
+	// Heartbeat, Deregister and Sweep do is seen at the next sweep. The
+	// default, 10 minutes, repairs such a change within minutes while a
+	// leader sweeping every 15 seconds reads the whole registry 40 times
+	// less often. Negative: every sweep reads everything.
+	FullSweepInterval time.Duration
 	// Now returns the current time. Default time.Now. Tests set it.
 	Now func() time.Time
 }
@@ -45,6 +56,9 @@ type Store struct {
 	rdb  redis.UniversalClient
 	cfg  Config
 	keys keys
+
+	sweepMu sync.Mutex // serializes sweeps, guards memo
+	memo    sweepMemo  // this Store's last full sweep
 }
 
 // New returns a Store on rdb.
@@ -57,6 +71,9 @@ func New(rdb redis.UniversalClient, cfg Config) *Store {
 	}
 	if cfg.RetireGrace <= 0 {
 		cfg.RetireGrace = DefaultRetireGrace
+	}
+	if cfg.FullSweepInterval == 0 {
+		cfg.FullSweepInterval = DefaultFullSweepInterval
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
