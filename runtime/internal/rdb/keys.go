@@ -23,7 +23,10 @@
 //	{ns}:paused           SET     names of paused queues
 //	{ns}:wake             channel PUBLISHed when a delayed task becomes the earliest of its queue
 //
-// This file is the one place that spells these names.
+// The overlap markers of scheduled runs ({ns}:overlap:<marker>,
+// {ns}:overlap-buffer:<marker>, {ns}:overlap-where:<marker>) are spelled and
+// described in overlap.go. Apart from them, this file is the one place that
+// spells these names.
 package rdb
 
 // Group is the consumer group every queue stream is read through.

@@ -223,7 +223,7 @@ func (r *RDB) Finish(ctx context.Context, consumer string, f *Finish) (FinishRes
 	q := r.keysOf(f.Queue)
 	keys := []string{q.stream, r.keysOf(f.Kind).runs, q.delayed, r.K.Dead(), r.K.DeadIndex()}
 	if f.Overlap != "" {
-		keys = append(keys, r.K.OverlapActive(f.Overlap), r.K.OverlapBuffer(f.Overlap))
+		keys = append(keys, r.K.OverlapActive(f.Overlap), r.K.OverlapBuffer(f.Overlap), r.K.OverlapWhere(f.Overlap))
 	}
 	args := make([]any, 0, 10+len(f.RunAttrs))
 	var score int64

@@ -56,7 +56,8 @@ var fetchScript = redis.NewScript(fetchSrc)
 
 // finishSrc, run as finishScript, ends one delivery of a task.
 //
-//	KEYS: stream, runs, delayed, dead, dead index
+//	KEYS: stream, runs, delayed, dead, dead index, and for a task under an
+//	      overlap marker: overlap active set, buffer, where (overlap.go)
 //	ARGV: group, entry ID, outcome ("done", "retry" or "dead"), runs cap,
 //	      task ID, encoded message, score (due time for retry, death time
 //	      for dead), wake channel, dead cap, consumer, then run-record
@@ -95,15 +96,21 @@ end
 if tonumber(ARGV[4]) > 0 and #ARGV > 10 then
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', unpack(ARGV, 11))
 end
-if KEYS[6] and outcome ~= 'retry' then
-  chronos_release(KEYS[6], KEYS[7], KEYS[1], ARGV[5])
+if KEYS[6] then
+  if outcome == 'retry' then
+    chronos_overlap_retried(KEYS[6], KEYS[8], KEYS[1], ARGV[5], ARGV[7])
+  else
+    chronos_release(KEYS[6], KEYS[7], KEYS[8], KEYS[1], ARGV[5])
+  end
 end
 return 1
 `
 
-// finishScript also ends a scheduled run's overlap marker when given the
-// overlap keys as KEYS[6] and KEYS[7] (see overlap.go).
-var finishScript = redis.NewScript(ReleaseFunc + finishSrc)
+// finishScript also keeps a scheduled run's overlap marker when given the
+// overlap keys as KEYS[6], KEYS[7] and KEYS[8] (see overlap.go): a retry
+// records that the task now waits in the delayed set, done and dead end the
+// run.
+var finishScript = redis.NewScript(OverlapFunc + finishSrc)
 
 // forwardSrc, run as forwardScript, moves up to ARGV[2] delayed tasks due at or before ARGV[1]
 // (unix ms) from the delayed set KEYS[1] to the stream KEYS[2]. It returns
