@@ -3,6 +3,7 @@ package chronos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 //
 //	KEYS[1] lease (checked by the fence), KEYS[2] schedule hash,
 //	KEYS[3] dedup key of the trigger, KEYS[4] history list,
-//	then per job: stream, delayed set, overlap active set, overlap buffer
+//	then per job: stream, delayed set, overlap active set, overlap buffer,
+//	overlap where (rdb/overlap.go)
 //	ARGV[1] token, ARGV[2] wake channel, ARGV[3] now (ms),
 //	ARGV[4] dedup TTL (ms), ARGV[5] new prev (ms; 0 = do not touch the
 //	trigger state: operator requests and isolated firings),
@@ -31,9 +33,10 @@ import (
 // claimed with SET NX PX (taken: "duplicate"); the new state must move
 // last_fired forward (else "stale": a later firing is recorded); each job
 // is enqueued with rdb.EnqueueFunc unless its overlap marker says skip or
-// buffer; the trigger state is written; the firing goes to the history.
-// Returns {status, job outcomes...}.
-const fireBody = rdb.EnqueueFunc + `
+// buffer (after dropping the marker's tasks that no longer exist: history
+// result "cleared"); the trigger state is written; the firing goes to the
+// history. Returns {status, job outcomes..., ["cleared", job, task ID...]}.
+const fireBody = rdb.EnqueueFunc + rdb.OverlapFunc + `
 local now = tonumber(ARGV[3])
 local prev = tonumber(ARGV[5])
 if prev > 0 and redis.call('EXISTS', KEYS[2]) == 0 then return {'gone'} end
@@ -48,11 +51,18 @@ local mode = ARGV[14]
 local out = {'fired'}
 local hist = {}
 local outcome = 'fired'
+local stale = {}
 for j = 1, tonumber(ARGV[15]) do
-  local k, a = 4 + 4 * (j - 1), 15 + 4 * (j - 1)
+  local k, a = 4 + 5 * (j - 1), 15 + 4 * (j - 1)
   local name, msg, id = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
   local res = 'enqueued'
-  if mode ~= 'allow' and redis.call('SCARD', KEYS[k + 3]) > 0 then
+  local busy = mode ~= 'allow' and redis.call('SCARD', KEYS[k + 3]) > 0
+  local cleared = {}
+  if busy then
+    cleared = chronos_overlap_heal(KEYS[k + 3], KEYS[k + 4], KEYS[k + 5], KEYS[k + 1], KEYS[k + 2])
+    if #cleared > 0 then busy = redis.call('SCARD', KEYS[k + 3]) > 0 end
+  end
+  if busy then
     if mode == 'bufferOne' and redis.call('EXISTS', KEYS[k + 4]) == 0 then
       redis.call('HSET', KEYS[k + 4], 'id', id, 'm', msg)
       res = 'buffered'
@@ -62,10 +72,18 @@ for j = 1, tonumber(ARGV[15]) do
     end
   else
     chronos_enqueue(KEYS[k + 1], KEYS[k + 2], KEYS[3], ARGV[2], msg, id, tonumber(ARGV[a + 4]), now, 0)
-    if mode ~= 'allow' then redis.call('SADD', KEYS[k + 3], id) end
+    if mode ~= 'allow' then
+      redis.call('DEL', KEYS[k + 5]) -- the set was empty: any record left is an orphan
+      chronos_overlap_track(KEYS[k + 3], KEYS[k + 5], KEYS[k + 1], id, ARGV[a + 4], now)
+    end
   end
   out[#out + 1] = res
   hist[#hist + 1] = {job = name, task = id, result = res}
+  for _, c in ipairs(cleared) do
+    hist[#hist + 1] = {job = name, task = c, result = 'cleared'}
+    stale[#stale + 1] = name
+    stale[#stale + 1] = c
+  end
 end
 if prev > 0 then
   redis.call('HSET', KEYS[2], 'last_fired', ARGV[5], 'next_fire', ARGV[6], 'trigger_start', ARGV[7],
@@ -78,6 +96,10 @@ if prev > 0 then
 end
 redis.call('LPUSH', KEYS[4], cjson.encode({at = now, slot = tonumber(ARGV[11]), src = ARGV[13], jobs = hist}))
 redis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[12]) - 1)
+if #stale > 0 then
+  out[#out + 1] = 'cleared'
+  for _, v in ipairs(stale) do out[#out + 1] = v end
+end
 return out
 `
 
@@ -115,9 +137,10 @@ type fireReq struct {
 
 // fireResult is what the script did with one fireReq.
 type fireResult struct {
-	status string
-	jobs   []string // per job: enqueued, buffered, skipped
-	err    error
+	status  string
+	jobs    []string // per job: enqueued, buffered, skipped
+	cleared []string // job, task ID pairs: stale overlap markers dropped
+	err     error
 }
 
 // dedupTTL is how long a trigger's dedup key lives.
@@ -145,7 +168,7 @@ func (s *Scheduler) historyKey(id string) string { return s.q.K.Prefix() + "hist
 // fireCall builds the keys and arguments of one fire script run.
 func (s *Scheduler) fireCall(term leader.Term, r *fireReq, now time.Time) ([]string, []any, error) {
 	p := r.plan
-	keys := make([]string, 0, 4+4*len(p.jobs))
+	keys := make([]string, 0, 4+5*len(p.jobs))
 	keys = append(keys, leader.KeysFor(s.cfg.Namespace).Lock, s.store.SchedKey(r.id), s.q.K.Dedup(r.dedup), s.historyKey(r.id))
 	args := make([]any, 0, 15+4*len(p.jobs))
 	args = append(args, term.Token, s.q.K.Wake(), now.UnixMilli(), s.dedupTTL().Milliseconds())
@@ -180,7 +203,8 @@ func (s *Scheduler) fireCall(term leader.Term, r *fireReq, now time.Time) ([]str
 			return nil, nil, err
 		}
 		marker := r.id + ":" + j.name
-		keys = append(keys, s.q.K.Stream(m.Queue), s.q.K.Delayed(m.Queue), s.q.K.OverlapActive(marker), s.q.K.OverlapBuffer(marker))
+		keys = append(keys, s.q.K.Stream(m.Queue), s.q.K.Delayed(m.Queue), s.q.K.OverlapActive(marker), s.q.K.OverlapBuffer(marker),
+			s.q.K.OverlapWhere(marker))
 		args = append(args, j.name, b, m.ID, msOrZero(due))
 		n++
 	}
@@ -267,6 +291,13 @@ func (s *Scheduler) fire(ctx context.Context, script *redis.Script, term leader.
 			continue
 		}
 		out[i].status, out[i].jobs = res[0], res[1:]
+		if k := slices.Index(out[i].jobs, "cleared"); k >= 0 {
+			out[i].jobs, out[i].cleared = out[i].jobs[:k], out[i].jobs[k+1:]
+			for c := 0; c+1 < len(out[i].cleared); c += 2 {
+				s.log.Warn("chronos: overlap: cleared the marker of a run that is no longer queued, delayed or running",
+					"schedule", reqs[i].id, "job", out[i].cleared[c], "task_id", out[i].cleared[c+1], "trigger", reqs[i].slot)
+			}
+		}
 	}
 	return out
 }
