@@ -362,9 +362,12 @@ func (i *Inspector) ScheduleHistory(ctx context.Context, id string, limit int) (
 
 // ClearOverlap forgets the runs that the overlap policy of schedule id's
 // job (mainJob "main" for a schedule that is not a group) counts as queued
-// or running, and any firing buffered behind them. Use it only when those
-// tasks are known to be gone without finishing (their queue was deleted by
-// hand); otherwise the queue clears the marker itself when they finish.
+// or running, and any firing buffered behind them. The queue clears the
+// marker itself when a run finishes, and the next firing clears a run that
+// vanished without finishing (its entry or queue deleted by hand); use this
+// only when that check cannot decide (see "Stale markers" in
+// docs/scheduler.md: markers left by an older version, a job whose queue
+// changed) and the tasks are known to be gone.
 func (i *Inspector) ClearOverlap(ctx context.Context, id, job string) error {
 	if job == "" {
 		job = mainJob
