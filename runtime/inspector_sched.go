@@ -84,7 +84,8 @@ type LeaderInfo struct {
 }
 
 // FiringRecord is one entry of a schedule's history: a firing and what
-// became of each job (enqueued, buffered or skipped by the overlap policy).
+// became of each job (enqueued, buffered or skipped by the overlap policy),
+// plus a "cleared" entry for each stale overlap marker the firing dropped.
 type FiringRecord struct {
 	At      time.Time // when the firing was written
 	Trigger time.Time // the trigger it stands for
@@ -96,7 +97,7 @@ type FiringRecord struct {
 type FiringJob struct {
 	Job    string
 	TaskID string
-	Result string // enqueued, buffered, skipped
+	Result string // enqueued, buffered, skipped; cleared: TaskID's run no longer existed, its marker was dropped
 }
 
 func (i *Inspector) schedStore() *schedstore.Store {
@@ -373,7 +374,7 @@ func (i *Inspector) ClearOverlap(ctx context.Context, id, job string) error {
 		job = mainJob
 	}
 	marker := id + ":" + job
-	if err := i.rdb.C.Del(ctx, i.rdb.K.OverlapActive(marker), i.rdb.K.OverlapBuffer(marker)).Err(); err != nil {
+	if err := i.rdb.C.Del(ctx, i.rdb.K.OverlapActive(marker), i.rdb.K.OverlapBuffer(marker), i.rdb.K.OverlapWhere(marker)).Err(); err != nil {
 		return fmt.Errorf("chronos: clear overlap of %q job %q: %w", id, job, err)
 	}
 	return nil
