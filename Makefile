@@ -36,7 +36,7 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
-	$(GO) run ./cmd/chronosgen -check ./examples/...
+	$(GO) run ./cmd/chronosgen -check -diff ./examples/...
 
 generate:
 	$(GO) generate $(PKGS)

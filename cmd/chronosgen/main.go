@@ -16,6 +16,7 @@
 //	-o name           generated file name in each package (default chronos_gen.go)
 //	-tags list        extra comma-separated build tags
 //	-check            write nothing; exit 1 when a generated file is stale, missing or should be deleted
+//	-diff             with -check: print a unified diff of each stale file
 //	-v                print what was written, tolerated type errors and timings
 //	-version          print the version and exit
 //	-help-directives  print the table of directive keys and exit

@@ -32,6 +32,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		output   = fs.String("o", gen.DefaultOutput, "generated file `name` in each package")
 		tags     = fs.String("tags", "", "extra comma-separated build `tags`")
 		check    = fs.Bool("check", false, "write nothing; exit 1 when a generated file is stale, missing or should be deleted")
+		diff     = fs.Bool("diff", false, "with -check: print a unified diff of each stale file")
 		verbose  = fs.Bool("v", false, "print written files, tolerated type errors and timings")
 		version  = fs.Bool("version", false, "print the version and exit")
 		helpKeys = fs.Bool("help-directives", false, "print the table of directive keys and exit")
@@ -88,6 +89,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			if ch != gen.Unchanged {
 				fmt.Fprintf(stderr, "%s: would be %s%s; run go generate\n", rel, ch, firstDiff(f))
+				if *diff {
+					old, _ := os.ReadFile(f.Path) // absent: a file to create
+					io.WriteString(stdout, unifiedDiff(rel, string(old), string(f.Content)))
+				}
 				code = exitDrift
 			}
 			continue

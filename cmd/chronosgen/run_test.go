@@ -143,6 +143,12 @@ func TestGenerateCheckAndDelete(t *testing.T) {
 	if code, _, errOut := chronosgen(t, "-check", "./..."); code != exitDrift || !strings.Contains(errOut, "would be updated (line ") || !strings.Contains(errOut, `every 2m`) {
 		t.Fatalf("-check after an edit: exit %d, stderr %q", code, errOut)
 	}
+	if code, out, _ := chronosgen(t, "-check", "-diff", "./..."); code != exitDrift ||
+		!strings.Contains(out, "--- jobs/chronos_gen.go\n+++ jobs/chronos_gen.go (generated)\n@@ ") ||
+		!strings.Contains(out, "\n-\tif err := chronos.RegisterInterval(sched, time.Minute,") ||
+		!strings.Contains(out, "\n+\tif err := chronos.RegisterInterval(sched, 2*time.Minute,") {
+		t.Fatalf("-check -diff after an edit: exit %d, stdout:\n%s", code, out)
+	}
 	if code, _, _ := chronosgen(t, "./..."); code != 0 {
 		t.Fatal("generate after an edit failed")
 	}
