@@ -13,19 +13,33 @@ import (
 	"time"
 )
 
-// bigModule writes a module with one package of n annotated handlers
-// (methods on ten receiver types, half cron, half simple triggers, some
-// taking typed args) and returns its directory.
-func bigModule(tb testing.TB, n int) string {
+// testModule writes a module named path that requires this repository's
+// runtime (through a replace), with the given files, and returns its
+// directory. The go command runs offline on it.
+func testModule(tb testing.TB, path string, files map[string]string) string {
 	tb.Helper()
 	root := repoRoot(tb)
 	dir := tb.TempDir()
-	writeFile(tb, filepath.Join(dir, "go.mod"), []byte("module example.com/big\n\ngo 1.26.0\n\nrequire github.com/chronos-go/chronos v0.0.0\n\nreplace github.com/chronos-go/chronos => "+root+"\n"))
+	writeFile(tb, filepath.Join(dir, "go.mod"), []byte("module "+path+"\n\ngo 1.26.0\n\nrequire github.com/chronos-go/chronos v0.0.0\n\nreplace github.com/chronos-go/chronos => "+root+"\n"))
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	writeFile(tb, filepath.Join(dir, "go.sum"), sum)
+	for name, src := range files {
+		writeFile(tb, filepath.Join(dir, name), []byte(src))
+	}
+	tb.Setenv("GOFLAGS", "-mod=mod")
+	tb.Setenv("GOPROXY", "off")
+	tb.Setenv("GOWORK", "off")
+	return dir
+}
+
+// bigModule writes a module with one package of n annotated handlers
+// (methods on ten receiver types, half cron, half simple triggers, some
+// taking typed args) and returns its directory.
+func bigModule(tb testing.TB, n int) string {
+	tb.Helper()
 	var b strings.Builder
 	b.WriteString("package big\n\nimport (\n\t\"context\"\n\n\tchronos \"github.com/chronos-go/chronos/runtime\"\n)\n\n")
 	for r := range 10 {
@@ -45,11 +59,7 @@ func bigModule(tb testing.TB, n int) string {
 			fmt.Fprintf(&b, "// Job%d runs.\n//\n//chronos:schedule cron=\"0 0/5 * * * ?\" overlap=skip timeout=1m\nfunc (s *%s) Job%d(ctx context.Context) (int, error) { return 0, nil }\n\n", i, recv, i)
 		}
 	}
-	writeFile(tb, filepath.Join(dir, "big", "big.go"), []byte(b.String()))
-	tb.Setenv("GOFLAGS", "-mod=mod")
-	tb.Setenv("GOPROXY", "off")
-	tb.Setenv("GOWORK", "off")
-	return dir
+	return testModule(tb, "example.com/big", map[string]string{"big/big.go": b.String()})
 }
 
 // BenchmarkGenerate1000 generates for a package of 1,000 annotated

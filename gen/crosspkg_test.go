@@ -2,8 +2,6 @@ package gen
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -12,20 +10,8 @@ import (
 // kind jobs.Cleanup. Generation goes ahead (the packages may well be
 // separate services) but says so, pointing at both declarations.
 func TestSameIDInTwoPackagesIsAWarning(t *testing.T) {
-	root := repoRoot(t)
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "go.mod"), []byte("module example.com/two\n\ngo 1.26.0\n\nrequire github.com/chronos-go/chronos v0.0.0\n\nreplace github.com/chronos-go/chronos => "+root+"\n"))
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, "go.sum"), sum)
 	src := "package jobs\n\nimport \"context\"\n\n//chronos:schedule every=1m\nfunc Cleanup(ctx context.Context) error { return nil }\n"
-	writeFile(t, filepath.Join(dir, "a", "jobs", "jobs.go"), []byte(src))
-	writeFile(t, filepath.Join(dir, "b", "jobs", "jobs.go"), []byte(src))
-	t.Setenv("GOFLAGS", "-mod=mod")
-	t.Setenv("GOPROXY", "off")
-	t.Setenv("GOWORK", "off")
+	dir := testModule(t, "example.com/two", map[string]string{"a/jobs/jobs.go": src, "b/jobs/jobs.go": src})
 
 	res, err := Generate(context.Background(), Config{Dir: dir, Patterns: []string{"./..."}})
 	if err != nil {

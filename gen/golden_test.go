@@ -304,14 +304,7 @@ func TestGoldenCompilesAgainstContract(t *testing.T) {
 // also go test with registerTest in every case.
 func vetGoldens(t *testing.T, root string, flags []string, register bool) {
 	t.Helper()
-	mod := t.TempDir()
-	gomod := "module example.com/golden\n\ngo 1.26.0\n\nrequire github.com/chronos-go/chronos v0.0.0\n\nreplace github.com/chronos-go/chronos => " + root + "\n"
-	writeFile(t, filepath.Join(mod, "go.mod"), []byte(gomod))
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(mod, "go.sum"), sum)
+	mod := testModule(t, "example.com/golden", nil)
 	built := 0
 	var imports, entries string
 	for _, c := range goldenCases(t, root) {
@@ -340,7 +333,6 @@ func vetGoldens(t *testing.T, root string, flags []string, register bool) {
 	}
 	cmd := exec.Command("go", append(append([]string{"vet"}, flags...), "./...")...)
 	cmd.Dir = mod
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go vet of the golden outputs: %v\n%s", err, out)
 	}
@@ -350,7 +342,6 @@ func vetGoldens(t *testing.T, root string, flags []string, register bool) {
 	}
 	cmd = exec.Command("go", "test", "./registertest")
 	cmd.Dir = mod
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("registering the golden outputs with the real runtime: %v\n%s", err, out)
 	}
