@@ -89,13 +89,20 @@ func (e *emitter) pieces() []*piece {
 func (e *emitter) head(imports []importSpec) ([]byte, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "//go:build !chronosgen\n\n%s\n\npackage %s\n\n", header, e.m.Name)
-	if len(imports) > 0 {
+	spec := func(im importSpec) string {
+		if im.alias {
+			return im.name + " " + strconv.Quote(im.path)
+		}
+		return strconv.Quote(im.path)
+	}
+	switch len(imports) {
+	case 0:
+	case 1: // as jennifer writes a lone import
+		b.WriteString("import " + spec(imports[0]) + "\n")
+	default:
 		b.WriteString("import (\n")
 		for _, im := range imports {
-			if im.alias {
-				b.WriteString(im.name + " ")
-			}
-			b.WriteString(strconv.Quote(im.path) + "\n")
+			b.WriteString(spec(im) + "\n")
 		}
 		b.WriteString(")\n")
 	}

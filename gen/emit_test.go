@@ -75,3 +75,27 @@ func loadModels(t *testing.T, dir string, patterns ...string) []*Package {
 	}
 	return models
 }
+
+// A package whose output needs only the runtime gets jennifer's lone-import
+// form, as whole-file rendering would.
+func TestEmitWithALoneImport(t *testing.T) {
+	m := &Package{
+		Path: "example.com/lone", Name: "lone",
+		Handlers:  []Handler{{Kind: "lone.Tick", Receiver: -1, Name: "Tick", Args: TypeExpr{Name: "TickArgs"}, ArgsGen: true}},
+		Schedules: []Schedule{{ID: "lone.Tick", Trigger: Trigger{Cron: "0 0 * * * ?"}, Source: Source{File: "lone.go", Line: 3}}},
+	}
+	got, err := Emit(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := emitWhole(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("piecewise formatting differs from whole-file formatting:\n%s", lineDiff(string(want), string(got)))
+	}
+	if !bytes.Contains(got, []byte("\nimport chronos \"github.com/chronos-go/chronos/runtime\"\n")) {
+		t.Fatalf("no lone import in:\n%s", got)
+	}
+}
