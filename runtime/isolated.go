@@ -202,6 +202,7 @@ func (r *isolatedRunner) onFire(ctx context.Context, now time.Time, batch []firi
 		}
 		c := trigger.Catchup{Policy: e.plan.policy, Threshold: s.cfg.MisfireThreshold, MaxFires: s.cfg.MaxCatchup}
 		res := c.Due(e.plan.trig, e.state, now)
+		s.recordCatchup(e.id, e.plan.policy, res)
 		if res.Misfired || res.Dropped > 0 {
 			s.log.Info("chronos: catch-up (isolated)", "schedule", e.id, "policy", e.plan.policy.String(),
 				"fired", len(res.Fires), "dropped", res.Dropped)

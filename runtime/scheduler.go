@@ -65,6 +65,10 @@ type SchedulerConfig struct {
 	// Logger receives leadership changes, catch-up decisions, overlap skips
 	// and fenced writes (default slog.Default()).
 	Logger *slog.Logger
+
+	// Metrics, if set, receives firing results, misfires and leadership
+	// changes (see Metrics and docs/metrics.md). Nil records nothing.
+	Metrics Metrics
 }
 
 func (c SchedulerConfig) withDefaults() SchedulerConfig {
@@ -334,6 +338,7 @@ func (s *Scheduler) coordinate(ctx context.Context) {
 	defer end()
 	for c := range s.changes {
 		end()
+		s.recordLeader(c)
 		if !c.Leader {
 			if c.Err != nil {
 				s.log.Warn("chronos: lost leadership", "instance", s.cfg.InstanceID, "epoch", c.Term.Epoch, "err", c.Err)

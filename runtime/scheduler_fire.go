@@ -277,6 +277,7 @@ func (s *Scheduler) fire(ctx context.Context, script *redis.Script, term leader.
 		}
 		todo = again
 	}
+	defer s.recordFirings(reqs, out, s.now()) // the replies are in: now is when the enqueues were confirmed
 	for i, c := range cmds {
 		if c == nil || out[i].err != nil {
 			continue

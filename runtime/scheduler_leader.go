@@ -318,6 +318,7 @@ func (ss *session) evaluate(e *entry, now time.Time, source string) ([]*fireReq,
 	s := ss.s
 	c := trigger.Catchup{Policy: e.plan.policy, Threshold: s.cfg.MisfireThreshold, MaxFires: s.cfg.MaxCatchup}
 	res := c.Due(e.plan.trig, e.state, now)
+	s.recordCatchup(e.id, e.plan.policy, res)
 	if res.Misfired || res.Dropped > 0 || len(res.Fires) > 1 {
 		s.log.Info("chronos: catch-up", "schedule", e.id, "policy", e.plan.policy.String(),
 			"missed_from", e.state.Next, "misfired", res.Misfired, "fired", len(res.Fires), "dropped", res.Dropped,

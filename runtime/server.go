@@ -81,6 +81,10 @@ type ServerConfig struct {
 	// Namespace selects the namespace (default "chronos"), as WithNamespace
 	// does for clients.
 	Namespace string
+
+	// Metrics, if set, receives task starts and outcomes (see Metrics and
+	// docs/metrics.md). Nil records nothing.
+	Metrics Metrics
 }
 
 // minVisibilityTimeout keeps lease renewals (every third of the timeout)

@@ -140,6 +140,7 @@ func (s *Server) process(d *delivery) {
 		ctx, c = context.WithDeadline(ctx, deadline)
 		defer c()
 	}
+	s.recordStart(d, m.Kind, r.start)
 	s.logStart(ctx, m)
 	r.result, r.err = call(ctx, h, m)
 	r.dur = s.now().Sub(r.start)
@@ -259,6 +260,7 @@ func (s *Server) finish(d *delivery, r *run) bool {
 			switch res {
 			case rdb.Finished:
 				s.logOutcome(r)
+				s.recordOutcome(d, r)
 				return true
 			case rdb.LeaseLost:
 				s.taskLog.Warn("task outcome discarded: another worker took the task over after its lease expired",
