@@ -31,6 +31,7 @@ ensure-redis:
 test: ensure-redis
 	$(GO) test $(TESTFLAGS) $(PKGS)
 	cd benchmarks && $(GO) vet ./... && $(GO) test -short ./...
+	cd metrics/prometheus && $(GO) vet ./... && $(GO) test ./...
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
