@@ -29,7 +29,7 @@ type Options struct {
 	// ScheduleLabel adds a schedule label to the firing metrics
 	// (chronos_trigger_lag_seconds, chronos_trigger_results_total,
 	// chronos_misfires_total). Off by default: every schedule then makes
-	// its own series, about 20 per schedule for the lag histogram alone,
+	// its own series, about 15 per schedule and source for the lag histogram,
 	// which a service with many thousands of schedules cannot afford.
 	ScheduleLabel bool
 

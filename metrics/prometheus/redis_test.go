@@ -17,7 +17,7 @@ import (
 // does the same for its own tests; this module cannot import it. With
 // REDIS_URL set (as make test allows), that dedicated Redis is used and
 // flushed instead.
-func startRedis(t *testing.T) *redis.Client {
+func startRedis(t testing.TB) *redis.Client {
 	t.Helper()
 	if url := os.Getenv("REDIS_URL"); url != "" {
 		opt, err := redis.ParseURL(url)
