@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -171,7 +172,7 @@ func TestSchedulerReportsEachFiringOnce(t *testing.T) {
 	if n := len(triggerTimes(t, e.tasks(DefaultQueue), "sec")); len(enqueued) != n {
 		t.Fatalf("%d enqueued firings reported for %d tasks: %s", len(enqueued), n, rec)
 	}
-	if other := rec.matching(func(c string) bool { return c[:5] == "fired" && !slices.Contains(enqueued, c) }); len(other) > 0 {
+	if other := rec.matching(func(c string) bool { return strings.HasPrefix(c, "fired ") && !slices.Contains(enqueued, c) }); len(other) > 0 {
 		t.Errorf("unexpected firing results: %v", other)
 	}
 	for _, l := range rec.lags {
@@ -250,5 +251,24 @@ func TestSchedulerReportsLeadershipChangesAndRenewalFailures(t *testing.T) {
 	want := []string{"leader true", "renew failed", "leader false", "leader true", "leader false"}
 	if got := rec.matching(isLeadership); !slices.Equal(got, want) {
 		t.Fatalf("leadership reported as %v, want %v", got, want)
+	}
+}
+
+func TestIsolatedFiringsAreReportedWithTheirSource(t *testing.T) {
+	e := newSchedEnv(t)
+	rec := &recorder{}
+	s := e.start(e.scheduler("iso-m", SchedulerConfig{Metrics: rec}, func(s *Scheduler) {
+		if err := RegisterInterval(s, time.Second, tick{}, WithScheduleID("local"), WithIsolated(true)); err != nil {
+			t.Fatal(err)
+		}
+	}))
+	q := s.IsolatedQueue()
+	waitUntil(t, "two isolated firings", func() bool { return len(e.tasks(q)) >= 2 })
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fired := rec.matching(func(c string) bool { return strings.HasPrefix(c, "fired ") })
+	if n := len(triggerTimes(t, e.tasks(q), "local")); len(fired) != n || rec.count("fired local isolated enqueued") != n {
+		t.Fatalf("%d isolated tasks, reported %v", n, fired)
 	}
 }
