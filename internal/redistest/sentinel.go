@@ -249,9 +249,15 @@ func (d *Sentinel) failover(pause bool) string {
 		})
 	}
 	// A sentinel refuses with NOGOODSLAVE until it has heard from the
-	// replica recently; retry until it accepts.
+	// replica recently; retry until it accepts. INPROG means a failover
+	// already started (the paused master can miss PINGs and look down), and
+	// asking again after it ended would fail back to the old master.
 	waitUntil(d.t, "SENTINEL FAILOVER to start", func() error {
-		return d.sentinels[0].client.Failover(ctx, DefaultMasterName).Err()
+		err := d.sentinels[0].client.Failover(ctx, DefaultMasterName).Err()
+		if err != nil && redis.HasErrorPrefix(err, "INPROG") {
+			return nil
+		}
+		return err
 	})
 	newAddr := d.waitNewMaster(ctx, oldAddr)
 	if pause {
