@@ -62,6 +62,19 @@ type SchedulerConfig struct {
 	// (default 100).
 	HistoryLimit int
 
+	// Replicas, if positive, is how many replicas must acknowledge the
+	// leader's writes: every lease acquire and renewal (the leader steps
+	// down when too few answer) and every batch of firings (a shortfall is
+	// logged; the tasks are enqueued already). With Sentinel or another
+	// asynchronous failover this narrows the window in which a promoted
+	// replica lacks a lease or a trigger's dedup key, and so the chance of
+	// two leaders or a trigger fired twice; it is not consensus. Each write
+	// then waits for one replication round trip, at most LeaderTTL/10.
+	// Needs a client that talks to one primary (standalone, Sentinel or
+	// failover), not a cluster client: Start refuses the combination.
+	// Default 0: no waiting.
+	Replicas int
+
 	// Logger receives leadership changes, catch-up decisions, overlap skips
 	// and fenced writes (default slog.Default()).
 	Logger *slog.Logger
@@ -214,6 +227,9 @@ func (s *Scheduler) addGroupJob(g *Group, job schedstore.Job) error {
 // on every instance. It returns once the schedules are registered; ctx
 // bounds only that. Stop the scheduler with Shutdown.
 func (s *Scheduler) Start(ctx context.Context) error {
+	if _, cluster := s.rdb.(*redis.ClusterClient); cluster && s.cfg.Replicas > 0 {
+		return errors.New("chronos: start scheduler: SchedulerConfig.Replicas needs a client of one primary, not a cluster client (WAIT counts one node's replicas)")
+	}
 	s.mu.Lock()
 	if s.started {
 		s.mu.Unlock()
@@ -257,6 +273,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		Namespace:  s.cfg.Namespace,
 		InstanceID: s.cfg.InstanceID,
 		TTL:        s.cfg.LeaderTTL,
+		Replicas:   s.cfg.Replicas,
 		Logger:     s.log,
 		OnChange:   func(c leader.Change) { s.changes <- c },
 	})

@@ -258,7 +258,8 @@ func (s *Scheduler) fire(ctx context.Context, script *redis.Script, term leader.
 				break
 			}
 		}
-		if len(todo) == 1 {
+		var wait *redis.Cmd
+		if len(todo) == 1 && s.cfg.Replicas == 0 {
 			i := todo[0]
 			cmds[i] = script.EvalSha(ctx, s.rdb, calls[i].keys, calls[i].args...)
 		} else {
@@ -266,8 +267,19 @@ func (s *Scheduler) fire(ctx context.Context, script *redis.Script, term leader.
 				for _, i := range todo {
 					cmds[i] = script.EvalSha(ctx, p, calls[i].keys, calls[i].args...)
 				}
+				if s.cfg.Replicas > 0 {
+					// WAIT counts the writes of its own connection: a
+					// pipeline keeps it on the scripts' connection.
+					wait = p.Do(ctx, "WAIT", s.cfg.Replicas, max(s.cfg.LeaderTTL/10, time.Millisecond).Milliseconds())
+				}
 				return nil
 			})
+		}
+		if wait != nil {
+			if n, err := wait.Int64(); err != nil || n < int64(s.cfg.Replicas) {
+				s.log.Warn("chronos: firings not acknowledged by enough replicas; a failover now could fire them again",
+					"replicas", n, "want", s.cfg.Replicas, "firings", len(todo), "err", err)
+			}
 		}
 		var again []int
 		for _, i := range todo {
