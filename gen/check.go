@@ -255,27 +255,11 @@ func (c *checker) receivers(m *Package, hs []*handlerInfo, recvOf []*types.TypeN
 // package-level declaration already uses.
 func (c *checker) shadowed(m *Package) []string {
 	names := []string{"chronos", "cron", "errors", "time"}
-	var walk func(t TypeExpr)
-	walk = func(t TypeExpr) {
+	m.walkTypes(func(t TypeExpr) {
 		if t.PkgName != "" {
 			names = append(names, t.PkgName)
 		}
-		for _, a := range t.Args {
-			walk(a)
-		}
-		if t.Elem != nil {
-			walk(*t.Elem)
-		}
-		if t.Key != nil {
-			walk(*t.Key)
-		}
-	}
-	for _, h := range m.Handlers {
-		walk(h.Args)
-		if h.Result != nil {
-			walk(*h.Result)
-		}
-	}
+	})
 	var out []string
 	for _, n := range names {
 		if c.pkg.Scope().Lookup(n) != nil && !slices.Contains(out, n) {

@@ -155,25 +155,7 @@ func (e *emitter) importNames() []importSpec {
 	add(cronPath, "cron")
 	add("errors", "errors")
 	add("time", "time")
-	var walk func(t TypeExpr)
-	walk = func(t TypeExpr) {
-		add(t.Path, t.PkgName)
-		for _, a := range t.Args {
-			walk(a)
-		}
-		if t.Elem != nil {
-			walk(*t.Elem)
-		}
-		if t.Key != nil {
-			walk(*t.Key)
-		}
-	}
-	for _, h := range e.m.Handlers {
-		walk(h.Args)
-		if h.Result != nil {
-			walk(*h.Result)
-		}
-	}
+	e.m.walkTypes(func(t TypeExpr) { add(t.Path, t.PkgName) })
 	return out
 }
 

@@ -110,3 +110,28 @@ type Job struct {
 	Options []Option // enqueue options only
 	Source  Source
 }
+
+// walkTypes calls f on every type the handlers' args and results spell out,
+// type arguments, elements and keys included, in handler order: what the
+// generated file may need to import.
+func (m *Package) walkTypes(f func(TypeExpr)) {
+	var walk func(t TypeExpr)
+	walk = func(t TypeExpr) {
+		f(t)
+		for _, a := range t.Args {
+			walk(a)
+		}
+		if t.Elem != nil {
+			walk(*t.Elem)
+		}
+		if t.Key != nil {
+			walk(*t.Key)
+		}
+	}
+	for _, h := range m.Handlers {
+		walk(h.Args)
+		if h.Result != nil {
+			walk(*h.Result)
+		}
+	}
+}
