@@ -127,7 +127,8 @@ type Server struct {
 	handlerCtx  context.Context // parent of handler contexts; cancelled when Shutdown gives up
 	cancelAll   context.CancelCauseFunc
 	stopWatcher func() bool
-	blocker     *rdb.Blocker // the fetcher's blocking connection
+	blocker     *rdb.Blocker       // the fetcher's blocking connection
+	finisher    *rdb.FinishBatcher // group-commits task outcomes (work.go)
 }
 
 // NewServer returns a Server that takes tasks through rdb.
@@ -224,6 +225,7 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	s.mu.Unlock()
 	s.stopped = make(chan struct{})
 	s.blocker = rdb.NewBlocker(s.rdb)
+	s.finisher = rdb.NewFinishBatcher(s.rdb)
 	s.slots = make(chan struct{}, s.cfg.Concurrency)
 	s.stop = make(chan struct{})
 	s.stopLease = make(chan struct{})
@@ -289,6 +291,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	close(s.stopLease)
 	<-s.leaseDone
+	// Handlers still running after a timed-out wait record their outcome
+	// directly once the batcher is closed.
+	s.finisher.Close()
 	if err == nil {
 		s.cancelAll(ErrServerShutdown)
 		s.leaveGroups(ctx)

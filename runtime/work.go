@@ -255,7 +255,7 @@ func (s *Server) finish(d *delivery, r *run) bool {
 	delay := 50 * time.Millisecond
 	for {
 		// The client's own read and write timeouts bound each attempt.
-		res, err := s.rdb.Finish(s.bgCtx, s.consumer, f)
+		res, err := s.finisher.Finish(s.bgCtx, s.consumer, f)
 		if err == nil {
 			switch res {
 			case rdb.Finished:

@@ -220,6 +220,16 @@ const (
 
 // Finish ends a delivery in one round trip, if consumer still holds it.
 func (r *RDB) Finish(ctx context.Context, consumer string, f *Finish) (FinishResult, error) {
+	keys, args := r.finishCall(consumer, f)
+	n, err := finishScript.Run(ctx, r.C, keys, args...).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("rdb: finish task %s (%s): %w", f.TaskID, f.Outcome, err)
+	}
+	return FinishResult(n), nil
+}
+
+// finishCall is the keys and arguments of the finish script for f.
+func (r *RDB) finishCall(consumer string, f *Finish) ([]string, []any) {
 	q := r.keysOf(f.Queue)
 	keys := []string{q.stream, r.keysOf(f.Kind).runs, q.delayed, r.K.Dead(), r.K.DeadIndex()}
 	if f.Overlap != "" {
@@ -235,12 +245,7 @@ func (r *RDB) Finish(ctx context.Context, consumer string, f *Finish) (FinishRes
 		msg = []byte{}
 	}
 	args = append(args, Group, f.EntryID, string(f.Outcome), f.RunsCap, f.TaskID, msg, score, r.K.Wake(), f.DeadCap, consumer)
-	args = append(args, f.RunAttrs...)
-	n, err := finishScript.Run(ctx, r.C, keys, args...).Int64()
-	if err != nil {
-		return 0, fmt.Errorf("rdb: finish task %s (%s): %w", f.TaskID, f.Outcome, err)
-	}
-	return FinishResult(n), nil
+	return keys, append(args, f.RunAttrs...)
 }
 
 // Forward moves up to limit delayed tasks of queue that are due at now to

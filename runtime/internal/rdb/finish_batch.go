@@ -1,0 +1,134 @@
+package rdb
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// maxFinishBatch bounds how many outcomes share one round trip.
+const maxFinishBatch = 100
+
+// FinishBatcher group-commits task outcomes: the workers of a Server hand
+// their Finish calls to one goroutine, which sends whatever is waiting as
+// one pipeline while the workers wait for their own results. Under load
+// this turns a round trip per task into one per batch (the queue's largest
+// per-task cost); an idle server sends a batch of one at once, so no call
+// waits for a timer. Every outcome is still its own finish script, atomic
+// on its own, with its own result.
+type FinishBatcher struct {
+	r       *RDB
+	reqs    chan *finishReq // unbuffered: a request is taken only by a running loop
+	closing chan struct{}
+	done    chan struct{}
+	once    sync.Once
+}
+
+type finishReq struct {
+	consumer string
+	f        *Finish
+	res      FinishResult
+	err      error
+	done     chan struct{}
+}
+
+// NewFinishBatcher starts a batcher over r. Close stops it.
+func NewFinishBatcher(r *RDB) *FinishBatcher {
+	b := &FinishBatcher{r: r, reqs: make(chan *finishReq), closing: make(chan struct{}), done: make(chan struct{})}
+	go b.run()
+	return b
+}
+
+// Finish is RDB.Finish through the batch. After Close it calls RDB.Finish
+// directly, so a worker that outlives its server's shutdown still records
+// its outcome.
+func (b *FinishBatcher) Finish(ctx context.Context, consumer string, f *Finish) (FinishResult, error) {
+	req := &finishReq{consumer: consumer, f: f, done: make(chan struct{})}
+	select {
+	case b.reqs <- req:
+	case <-b.closing:
+		return b.r.Finish(ctx, consumer, f)
+	}
+	<-req.done
+	return req.res, req.err
+}
+
+// Close stops the batcher once the batch in flight is written.
+func (b *FinishBatcher) Close() {
+	b.once.Do(func() { close(b.closing) })
+	<-b.done
+}
+
+func (b *FinishBatcher) run() {
+	defer close(b.done)
+	for {
+		var batch []*finishReq
+		select {
+		case req := <-b.reqs:
+			batch = append(batch, req)
+		case <-b.closing:
+			return
+		}
+		// Take every request that is waiting: those that came while the
+		// previous batch was in flight.
+	more:
+		for len(batch) < maxFinishBatch {
+			select {
+			case req := <-b.reqs:
+				batch = append(batch, req)
+			default:
+				break more
+			}
+		}
+		b.r.finishBatch(context.Background(), batch)
+		for _, req := range batch {
+			close(req.done)
+		}
+	}
+}
+
+// finishBatch runs the finish script for every request in one pipeline,
+// loading the script and sending again the calls that met NOSCRIPT (a
+// restarted or promoted Redis has an empty script cache).
+func (r *RDB) finishBatch(ctx context.Context, batch []*finishReq) {
+	if len(batch) == 1 { // nothing to share: Script.Run handles NOSCRIPT itself
+		req := batch[0]
+		req.res, req.err = r.Finish(ctx, req.consumer, req.f)
+		return
+	}
+	todo := batch
+	for attempt := 0; len(todo) > 0; attempt++ {
+		if attempt > 0 {
+			if err := finishScript.Load(ctx, r.C).Err(); err != nil {
+				for _, req := range todo {
+					req.err = fmt.Errorf("rdb: finish task %s (%s): %w", req.f.TaskID, req.f.Outcome, err)
+				}
+				return
+			}
+		}
+		cmds := make([]*redis.Cmd, len(todo))
+		_, _ = r.C.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, req := range todo {
+				keys, args := r.finishCall(req.consumer, req.f)
+				cmds[i] = finishScript.EvalSha(ctx, p, keys, args...)
+			}
+			return nil
+		})
+		var again []*finishReq
+		for i, req := range todo {
+			n, err := cmds[i].Int64()
+			if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") && attempt == 0 {
+				again = append(again, req)
+				continue
+			}
+			if err != nil {
+				req.err = fmt.Errorf("rdb: finish task %s (%s): %w", req.f.TaskID, req.f.Outcome, err)
+				continue
+			}
+			req.res = FinishResult(n)
+		}
+		todo = again
+	}
+}

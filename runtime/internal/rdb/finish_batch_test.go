@@ -1,0 +1,111 @@
+package rdb
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/chronos-go/chronos/internal/redistest"
+)
+
+// pending adds n entries to queue q and reads them as consumer, returning
+// their entry IDs: deliveries waiting for their outcome.
+func pending(t *testing.T, r *RDB, q, consumer string, n int) []string {
+	t.Helper()
+	ctx := context.Background()
+	if err := r.EnsureGroup(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		r.C.XAdd(ctx, &redis.XAddArgs{Stream: r.K.Stream(q), Values: []any{"m", fmt.Sprintf(`{"id":"t%d"}`, i)}})
+	}
+	entries, _, err := r.Fetch(ctx, consumer, []string{q}, n)
+	if err != nil || len(entries) != n {
+		t.Fatalf("Fetch = %d entries, %v", len(entries), err)
+	}
+	ids := make([]string, n)
+	for i, e := range entries {
+		ids[i] = e.ID
+	}
+	return ids
+}
+
+// Outcomes finished concurrently through the batcher each get their own
+// result, exactly as one by one: the first finish of a delivery records it,
+// a second one finds it done, and one by another consumer changes nothing.
+// The script cache is flushed between rounds, as a restart would.
+func TestFinishBatcherGivesEachOutcomeItsOwnResult(t *testing.T) {
+	s := redistest.Start(t)
+	r := New(s.Client(), "")
+	ctx := context.Background()
+	b := NewFinishBatcher(r)
+	defer b.Close()
+
+	const n = 200
+	ids := pending(t, r, "q", "w", n)
+	finishAll := func(consumer string) []FinishResult {
+		res := make([]FinishResult, n)
+		var wg sync.WaitGroup
+		for i, id := range ids {
+			wg.Go(func() {
+				var err error
+				res[i], err = b.Finish(ctx, consumer, &Finish{Queue: "q", EntryID: id, Outcome: Done, TaskID: fmt.Sprintf("t%d", i), Kind: "k"})
+				if err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		return res
+	}
+	r.C.ScriptFlush(ctx)
+	for i, res := range finishAll("other") {
+		if res != LeaseLost {
+			t.Fatalf("finish %d by a consumer that does not hold it = %d", i, res)
+		}
+	}
+	r.C.ScriptFlush(ctx)
+	for i, res := range finishAll("w") {
+		if res != Finished {
+			t.Fatalf("first finish %d = %d", i, res)
+		}
+	}
+	for i, res := range finishAll("w") {
+		if res != AlreadyDone {
+			t.Fatalf("second finish %d = %d", i, res)
+		}
+	}
+	if left := r.C.XLen(ctx, r.K.Stream("q")).Val(); left != 0 {
+		t.Fatalf("%d entries left in the stream", left)
+	}
+
+	// After Close, calls go straight to Redis.
+	b.Close()
+	late := pending(t, r, "q", "w", 1)[0]
+	if res, err := b.Finish(ctx, "w", &Finish{Queue: "q", EntryID: late, Outcome: Done, TaskID: "late", Kind: "k"}); err != nil || res != Finished {
+		t.Fatalf("finish after Close = %d, %v", res, err)
+	}
+}
+
+// A batch sent to a Redis whose script cache is empty (restarted, or a
+// promoted replica) loads the script and sends the batch again.
+func TestFinishBatchReloadsTheScript(t *testing.T) {
+	s := redistest.Start(t)
+	r := New(s.Client(), "")
+	ctx := context.Background()
+	ids := pending(t, r, "q", "w", 3)
+	r.C.ScriptFlush(ctx)
+	var batch []*finishReq
+	for i, id := range ids {
+		batch = append(batch, &finishReq{consumer: "w", f: &Finish{Queue: "q", EntryID: id, Outcome: Done, TaskID: fmt.Sprintf("t%d", i), Kind: "k"}})
+	}
+	r.finishBatch(ctx, batch)
+	for i, req := range batch {
+		if req.err != nil || req.res != Finished {
+			t.Fatalf("finish %d = %d, %v", i, req.res, req.err)
+		}
+	}
+}
