@@ -226,38 +226,50 @@ func (s *Server) launch() error {
 	if s.opts.AOF {
 		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
 	}
+	probe := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer probe.Close()
+	cmd, exited, err := spawn(args, filepath.Join(s.dir, "redis.log"), func(ctx context.Context) error { return probe.Ping(ctx).Err() })
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.proc, s.exited = cmd.Process, exited
+	s.mu.Unlock()
+	return nil
+}
+
+// spawn starts redis-server with args (as a server or, with --sentinel, a
+// sentinel) and waits until ping succeeds. It returns the process and a
+// channel closed once the process has been reaped; on failure the process
+// is gone and the error quotes the end of logFile.
+func spawn(args []string, logFile string, ping func(context.Context) error) (*exec.Cmd, chan struct{}, error) {
 	cmd := exec.Command("redis-server", args...)
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	var waitErr error
 	exited := make(chan struct{})
 	go func() { waitErr = cmd.Wait(); close(exited) }()
-	probe := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
-	defer probe.Close()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
-			log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
-			return fmt.Errorf("redis-server exited (%v): %s", waitErr, tail(log, 400))
+			log, _ := os.ReadFile(logFile)
+			return nil, nil, fmt.Errorf("redis-server exited (%v): %s", waitErr, tail(log, 400))
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		err := probe.Ping(ctx).Err()
+		err := ping(ctx)
 		cancel()
 		if err == nil {
-			s.mu.Lock()
-			s.proc, s.exited = cmd.Process, exited
-			s.mu.Unlock()
-			return nil
+			return cmd, exited, nil
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	_ = cmd.Process.Kill()
 	<-exited
-	return errors.New("redis-server did not answer PING within 15s")
+	return nil, nil, errors.New("redis-server did not answer PING within 15s")
 }
 
 func (s *Server) cleanup() {

@@ -408,34 +408,15 @@ sentinel parallel-syncs %[4]s 1
 }
 
 func (s *sentinelProc) launch(conf string) error {
-	s.cmd = exec.Command("redis-server", conf, "--sentinel")
-	s.cmd.SysProcAttr = sysProcAttr()
-	if err := s.cmd.Start(); err != nil {
+	s.client = redis.NewSentinelClient(&redis.Options{Addr: s.addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	cmd, exited, err := spawn([]string{conf, "--sentinel"}, filepath.Join(s.dir, "sentinel.log"),
+		func(ctx context.Context) error { return s.client.Ping(ctx).Err() })
+	if err != nil {
+		_ = s.client.Close()
 		return err
 	}
-	var waitErr error
-	s.exited = make(chan struct{})
-	go func() { waitErr = s.cmd.Wait(); close(s.exited) }()
-	s.client = redis.NewSentinelClient(&redis.Options{Addr: s.addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-s.exited:
-			log, _ := os.ReadFile(filepath.Join(s.dir, "sentinel.log"))
-			_ = s.client.Close()
-			return fmt.Errorf("sentinel exited (%v): %s", waitErr, tail(log, 400))
-		default:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		err := s.client.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	s.stop()
-	return errors.New("sentinel did not answer PING within 15s")
+	s.cmd, s.exited = cmd, exited
+	return nil
 }
 
 func (s *sentinelProc) masterAddr(ctx context.Context) (string, error) {
