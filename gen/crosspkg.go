@@ -23,6 +23,7 @@ func crossPackage(pkgs []pkgResult) {
 		pos token.Position
 	}
 	seen := map[string]decl{} // "what\x00name" → first declaration
+	warned := map[string]bool{}
 	for i := range pkgs {
 		p := &pkgs[i]
 		m := p.model
@@ -43,6 +44,7 @@ func crossPackage(pkgs []pkgResult) {
 			if first.pkg == p.pkgPath {
 				return // one package's own duplicates are Check's errors
 			}
+			warned[p.pkgPath] = true
 			p.diags = append(p.diags, Diagnostic{
 				Pos:      pos,
 				Severity: Warning,
@@ -69,6 +71,8 @@ func crossPackage(pkgs []pkgResult) {
 		}
 	}
 	for i := range pkgs {
-		pkgs[i].diags = pkgs[i].diags.sort()
+		if warned[pkgs[i].pkgPath] { // the others are sorted already
+			pkgs[i].diags = pkgs[i].diags.sort()
+		}
 	}
 }

@@ -54,9 +54,10 @@ func NewFinishBatcher(r *RDB) *FinishBatcher {
 // to 0.28 and CPU per task by a tenth (benchmarks, make bench-compare).
 const finishSenders = 4
 
-// Finish is RDB.Finish through the batch. After Close it calls RDB.Finish
-// directly, so a worker that outlives its server's shutdown still records
-// its outcome.
+// Finish is RDB.Finish through the batch. A batched call cannot be
+// cancelled, so ctx applies only after Close, when Finish calls RDB.Finish
+// directly: a worker that outlives its server's shutdown still records its
+// outcome.
 func (b *FinishBatcher) Finish(ctx context.Context, consumer string, f *Finish) (FinishResult, error) {
 	req := &finishReq{consumer: consumer, f: f, done: make(chan struct{})}
 	select {
