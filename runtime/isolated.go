@@ -166,12 +166,12 @@ func (s *Server) servedQueues() []string {
 type isolatedRunner struct {
 	s       *Scheduler
 	mu      sync.Mutex
-	entries map[string]*entry
+	entries map[string]*schedEntry
 	loop    *firing.Loop
 }
 
 func newIsolatedRunner(s *Scheduler, defs []schedstore.Definition) *isolatedRunner {
-	r := &isolatedRunner{s: s, entries: map[string]*entry{}}
+	r := &isolatedRunner{s: s, entries: map[string]*schedEntry{}}
 	r.loop = firing.New(firing.Config{Fire: r.onFire, Clock: s.clock})
 	now := s.now()
 	for _, d := range defs {
@@ -180,7 +180,7 @@ func newIsolatedRunner(s *Scheduler, defs []schedstore.Definition) *isolatedRunn
 			s.log.Error("chronos: isolated schedule cannot be fired", "schedule", d.ID, "err", err)
 			continue
 		}
-		e := &entry{id: d.ID, plan: p, state: trigger.Initial(p.trig)}
+		e := &schedEntry{id: d.ID, plan: p, state: trigger.Initial(p.trig)}
 		r.entries[d.ID] = e
 		if !e.state.Complete {
 			r.loop.SetAt(d.ID, e.nextFunc(), e.state.Next)
@@ -200,13 +200,7 @@ func (r *isolatedRunner) onFire(ctx context.Context, now time.Time, batch []firi
 		if e == nil {
 			continue
 		}
-		c := trigger.Catchup{Policy: e.plan.policy, Threshold: s.cfg.MisfireThreshold, MaxFires: s.cfg.MaxCatchup}
-		res := c.Due(e.plan.trig, e.state, now)
-		s.recordCatchup(e.id, e.plan.policy, res)
-		if res.Misfired || res.Dropped > 0 {
-			s.log.Info("chronos: catch-up (isolated)", "schedule", e.id, "policy", e.plan.policy.String(),
-				"fired", len(res.Fires), "dropped", res.Dropped)
-		}
+		res := s.catchup(e, now)
 		for _, f := range res.Fires {
 			reqs = append(reqs, &fireReq{id: e.id, plan: e.plan, slot: f.Scheduled, at: f.At,
 				dedup: e.id + ":" + s.cfg.InstanceID + ":" + strconv.FormatInt(f.Scheduled.Unix(), 10), source: "isolated"})
@@ -219,9 +213,9 @@ func (r *isolatedRunner) onFire(ctx context.Context, now time.Time, batch []firi
 		}
 	}
 	r.mu.Unlock()
-	for i, res := range s.fire(ctx, isolatedFireScript, leader.Term{}, reqs) {
-		if res.err != nil && ctx.Err() == nil {
-			s.log.Warn("chronos: isolated firing failed", "schedule", reqs[i].id, "trigger", reqs[i].slot, "err", res.err)
+	for i, res := range s.fire(ctx, leader.Term{}, reqs) {
+		if res.Err != nil && ctx.Err() == nil {
+			s.log.Warn("chronos: isolated firing failed", "schedule", reqs[i].id, "trigger", reqs[i].slot, "err", res.Err)
 		}
 	}
 }

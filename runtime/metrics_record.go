@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chronos-go/chronos/runtime/internal/leader"
+	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
 
@@ -46,33 +47,44 @@ func entryTime(id string) (time.Time, bool) {
 	return time.UnixMilli(n), true
 }
 
-// recordFirings reports the results of one fire call; done is when its
-// replies arrived.
-func (s *Scheduler) recordFirings(reqs []*fireReq, out []fireResult, done time.Time) {
+// recordFirings reports the results of one fire call; firings are the
+// firings sent (nil where none could be built), done is when the replies
+// arrived.
+func (s *Scheduler) recordFirings(reqs []*fireReq, firings []*schedstore.Firing, out []schedstore.FireResult, done time.Time) {
 	m := s.cfg.Metrics
 	if m == nil {
 		return
 	}
 	for i, r := range out {
 		q := reqs[i]
-		lag := done.Sub(q.at)
+		ev := FiredTrigger{Schedule: q.id, Source: q.source, Trigger: q.slot, Lag: done.Sub(q.at)}
 		switch {
-		case r.err != nil && errors.Is(r.err, context.Canceled):
+		case r.Err != nil && errors.Is(r.Err, context.Canceled):
 			// Shutdown or the end of the term cut the call short: not a
 			// result of the firing.
-		case r.err != nil && errors.Is(r.err, leader.ErrFenced):
-			m.TriggerFired(q.id, q.source, TriggerFenced, lag)
-		case r.err != nil:
-			m.TriggerFired(q.id, q.source, TriggerError, lag)
-		case r.status == fireFired:
-			for _, res := range r.jobs {
-				m.TriggerFired(q.id, q.source, res, lag)
+		case r.Err != nil && errors.Is(r.Err, leader.ErrFenced):
+			ev.Result = TriggerFenced
+			m.TriggerFired(ev)
+		case r.Err != nil:
+			ev.Result = TriggerError
+			m.TriggerFired(ev)
+		case r.Status == fireFired:
+			for k, res := range r.Jobs {
+				job := ev
+				if f := firings[i]; f != nil && k < len(f.Jobs) {
+					job.Job, job.TaskID = f.Jobs[k].Name, f.Jobs[k].TaskID
+				}
+				job.Result = res
+				m.TriggerFired(job)
 			}
-			for c := 0; c+1 < len(r.cleared); c += 2 {
-				m.TriggerFired(q.id, q.source, TriggerCleared, lag)
+			for _, c := range r.Cleared {
+				job := ev
+				job.Job, job.TaskID, job.Result = c.Job, c.Task, TriggerCleared
+				m.TriggerFired(job)
 			}
 		default: // duplicate, stale, gone: the script's own status words
-			m.TriggerFired(q.id, q.source, r.status, lag)
+			ev.Result = r.Status
+			m.TriggerFired(ev)
 		}
 	}
 }

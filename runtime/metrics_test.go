@@ -22,6 +22,7 @@ type recorder struct {
 	calls []string
 	waits []time.Duration
 	lags  []time.Duration
+	fired []FiredTrigger
 }
 
 func (r *recorder) add(s string) {
@@ -41,11 +42,12 @@ func (r *recorder) TaskFinished(queue, kind, outcome string, took time.Duration)
 	r.add(fmt.Sprintf("finished %s/%s %s", queue, kind, outcome))
 }
 
-func (r *recorder) TriggerFired(schedule, source, result string, lag time.Duration) {
+func (r *recorder) TriggerFired(f FiredTrigger) {
 	r.mu.Lock()
-	r.lags = append(r.lags, lag)
+	r.lags = append(r.lags, f.Lag)
+	r.fired = append(r.fired, f)
 	r.mu.Unlock()
-	r.add(fmt.Sprintf("fired %s %s %s", schedule, source, result))
+	r.add(fmt.Sprintf("fired %s %s %s", f.Schedule, f.Source, f.Result))
 }
 
 func (r *recorder) Misfired(schedule, policy string, dropped int) {
@@ -197,8 +199,8 @@ func TestSchedulerReportsADuplicateTriggerOnce(t *testing.T) {
 		return []*fireReq{{id: "yearly", plan: p, slot: slot, at: slot, dedup: dedupKey("yearly", slot), state: &st, source: "trigger"}}
 	}
 	ctx := context.Background()
-	a.fire(ctx, fireScript, term, req())
-	b.fire(ctx, fireScript, term, req())
+	a.fire(ctx, term, req())
+	b.fire(ctx, term, req())
 	if n := recA.count("fired yearly trigger enqueued"); n != 1 {
 		t.Errorf("first instance reported %d enqueues, want 1: %s", n, recA)
 	}

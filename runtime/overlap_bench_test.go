@@ -54,9 +54,9 @@ func BenchmarkFireOverlap(b *testing.B) {
 				}
 				slot = slot.Add(time.Second)
 				r := &fireReq{id: id, plan: p, slot: slot, at: slot, dedup: dedupKey(id, slot), source: "trigger"}
-				res := s.fire(ctx, isolatedFireScript, leader.Term{}, []*fireReq{r})
-				if res[0].err != nil || res[0].status != fireFired {
-					b.Fatalf("fire: %v %s", res[0].err, res[0].status)
+				res := s.fire(ctx, leader.Term{}, []*fireReq{r})
+				if res[0].Err != nil || res[0].Status != fireFired {
+					b.Fatalf("fire: %v %s", res[0].Err, res[0].Status)
 				}
 			}
 			fire(-1) // the run that later firings find queued or delayed

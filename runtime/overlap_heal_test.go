@@ -57,9 +57,9 @@ func (r *overlapRig) fire() (result, task string, cleared []string) {
 	r.t.Helper()
 	r.slot = r.slot.Add(time.Second)
 	req := &fireReq{id: rigSchedule, plan: r.plan, slot: r.slot, at: r.slot, dedup: dedupKey(rigSchedule, r.slot), source: "trigger"}
-	res := r.s.fire(r.ctx, isolatedFireScript, leader.Term{}, []*fireReq{req})[0]
-	if res.err != nil || res.status != fireFired || len(res.jobs) != 1 {
-		r.t.Fatalf("fire: %v, status %q, jobs %v", res.err, res.status, res.jobs)
+	res := r.s.fire(r.ctx, leader.Term{}, []*fireReq{req})[0]
+	if res.Err != nil || res.Status != fireFired || len(res.Jobs) != 1 {
+		r.t.Fatalf("fire: %v, status %q, jobs %v", res.Err, res.Status, res.Jobs)
 	}
 	rec := r.lastRecord()
 	for _, j := range rec.Jobs {
@@ -71,13 +71,13 @@ func (r *overlapRig) fire() (result, task string, cleared []string) {
 		}
 	}
 	var reported []string
-	for i := 1; i < len(res.cleared); i += 2 {
-		reported = append(reported, res.cleared[i])
+	for _, c := range res.Cleared {
+		reported = append(reported, c.Task)
 	}
 	if !slices.Equal(reported, cleared) {
 		r.t.Fatalf("the script reported %v cleared, the history %v", reported, cleared)
 	}
-	return res.jobs[0], task, cleared
+	return res.Jobs[0], task, cleared
 }
 
 // mustFire fires the next trigger and fails unless the job's result is want

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/chronos-go/chronos/runtime/internal/firing"
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 	"github.com/chronos-go/chronos/runtime/internal/schedstore"
@@ -86,7 +87,7 @@ type SchedulerConfig struct {
 
 func (c SchedulerConfig) withDefaults() SchedulerConfig {
 	if c.Namespace == "" {
-		c.Namespace = rdb.DefaultNamespace
+		c.Namespace = keyspace.DefaultNamespace
 	}
 	if c.InstanceID == "" {
 		c.InstanceID = processInstanceID()
@@ -253,7 +254,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
-	if err := bumpChanges(ctx, s.rdb, s.changesKey()); err != nil {
+	if err := s.store.NoteChange(ctx); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
 	for _, id := range res.Conflicts {

@@ -324,8 +324,8 @@ func TestStaleLeaderIsFencedAndEnqueuesNothing(t *testing.T) {
 	p := mustPlan(t, e, "yearly")
 	slot := time.Date(2030, 1, 1, 2, 0, 0, 0, time.UTC)
 	st := trigger.State{Prev: slot, Next: slot.AddDate(1, 0, 0)}
-	res := s.fire(ctx, fireScript, term, []*fireReq{{id: "yearly", plan: p, slot: slot, at: slot, dedup: dedupKey("yearly", slot), state: &st}})
-	if !errors.Is(res[0].err, leader.ErrFenced) {
+	res := s.fire(ctx, term, []*fireReq{{id: "yearly", plan: p, slot: slot, at: slot, dedup: dedupKey("yearly", slot), state: &st}})
+	if !errors.Is(res[0].Err, leader.ErrFenced) {
 		t.Fatalf("fire with a stale token: %+v, want ErrFenced", res[0])
 	}
 	if n := len(e.tasks(DefaultQueue)); n != 0 {
@@ -364,10 +364,10 @@ func TestSameTokenOnTwoSchedulersEnqueuesATriggerOnce(t *testing.T) {
 		return []*fireReq{{id: "yearly", plan: p, slot: slot, at: slot, dedup: dedupKey("yearly", slot), state: &st}}
 	}
 	ctx := context.Background()
-	first := a.fire(ctx, fireScript, term, req())
-	second := b.fire(ctx, fireScript, term, req())
-	if first[0].status != fireFired || second[0].status != fireDuplicate {
-		t.Fatalf("statuses = %q then %q, want fired then duplicate", first[0].status, second[0].status)
+	first := a.fire(ctx, term, req())
+	second := b.fire(ctx, term, req())
+	if first[0].Status != fireFired || second[0].Status != fireDuplicate {
+		t.Fatalf("statuses = %q then %q, want fired then duplicate", first[0].Status, second[0].Status)
 	}
 	if n := len(e.tasks(DefaultQueue)); n != 1 {
 		t.Fatalf("%d tasks for one trigger, want 1", n)

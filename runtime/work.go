@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
 
@@ -249,7 +248,7 @@ func (s *Server) finish(d *delivery, r *run) bool {
 		f.Msg = b
 	}
 	if f.RunsCap > 0 && r.m.Kind != "" { // an undecodable task has no kind to file it under
-		f.RunAttrs = runRecord(r)
+		f.Run = runRecord(r)
 	}
 	deadline := s.now().Add(s.cfg.VisibilityTimeout)
 	delay := 50 * time.Millisecond
@@ -281,42 +280,28 @@ func (s *Server) finish(d *delivery, r *run) bool {
 	}
 }
 
-// runRecord is the run-record field/value list of r.
-func runRecord(r *run) []any {
-	status := "success"
+// runRecord is the run record of r.
+func runRecord(r *run) *rdb.RunRecord {
+	rec := &rdb.RunRecord{
+		TaskID: r.m.ID, Queue: r.m.Queue, Status: rdb.RunSuccess, Attempt: r.m.Attempt,
+		Start: r.start, Duration: r.dur, ScheduleID: r.m.ScheduleID,
+	}
 	switch r.outcome {
 	case rdb.Retry:
-		status = "retry"
+		rec.Status = rdb.RunRetry
 	case rdb.Dead:
-		status = "dead"
+		rec.Status = rdb.RunDead
+	default:
+		rec.Attempt++ // a success is not counted in m.Attempt
 	}
-	attempt := r.m.Attempt
-	if r.outcome == rdb.Done {
-		attempt++
-	}
-	a := make([]any, 0, 20)
-	a = append(a,
-		"task_id", r.m.ID,
-		"status", status,
-		"queue", r.m.Queue,
-		"attempt", strconv.Itoa(max(attempt, 1)),
-		"start", strconv.FormatInt(r.start.UnixMilli(), 10),
-		"duration_us", strconv.FormatInt(r.dur.Microseconds(), 10),
-	)
+	rec.Attempt = max(rec.Attempt, 1)
 	if r.m.ScheduleID != "" {
-		a = append(a, "schedule", r.m.ScheduleID, "trigger", strconv.FormatInt(r.m.TriggerTime, 10))
+		rec.TriggerTime = time.UnixMilli(r.m.TriggerTime)
 	}
 	if r.err != nil {
-		a = append(a, "error", r.err.Error())
-	} else if r.result != nil {
-		a = append(a, "result", r.result)
+		rec.Error = r.err.Error()
+	} else {
+		rec.Result = r.result
 	}
-	return a
-}
-
-func anyString(v any) string {
-	if err, ok := v.(error); ok {
-		return err.Error()
-	}
-	return fmt.Sprint(v)
+	return rec
 }

@@ -29,11 +29,10 @@
 // spells these names.
 package rdb
 
+import "github.com/chronos-go/chronos/runtime/internal/keyspace"
+
 // Group is the consumer group every queue stream is read through.
 const Group = "chronos"
-
-// DefaultNamespace is the namespace used when none is configured.
-const DefaultNamespace = "chronos"
 
 // Keys names the Redis keys of one namespace. The zero value is not useful;
 // use NewKeys.
@@ -44,12 +43,10 @@ type Keys struct {
 	dead, deadIndex, wake, noDedup, paused string
 }
 
-// NewKeys returns the key names of namespace ns ("" means DefaultNamespace).
+// NewKeys returns the key names of namespace ns ("" means
+// keyspace.DefaultNamespace).
 func NewKeys(ns string) Keys {
-	if ns == "" {
-		ns = DefaultNamespace
-	}
-	p := "{" + ns + "}:"
+	p := keyspace.Prefix(ns)
 	return Keys{prefix: p, dead: p + "dead", deadIndex: p + "dead:index", wake: p + "wake", noDedup: p + "dedup", paused: p + "paused"}
 }
 

@@ -37,7 +37,7 @@ func (s *Store) fullPass(ctx context.Context, now time.Time, live []liveInstance
 	// declared.
 	decls := make([]*redis.StringSliceCmd, len(live))
 	var index *redis.ZSliceCmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, in := range live {
 			decls[i] = p.HKeys(ctx, s.keys.decl(in.id))
 		}
@@ -119,7 +119,7 @@ func (s *Store) fullPass(ctx context.Context, now time.Time, live []liveInstance
 	// pass: a later sweep that finds nothing changed moves its confirmed
 	// time on. The definitions to hand over, from their new declarers.
 	defCmds := make([]*redis.StringCmd, len(hands))
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if len(marks) > 0 {
 			p.ZAddArgs(ctx, s.keys.schedules(), redis.ZAddArgs{GT: true, Members: marks})
 		}
@@ -158,7 +158,7 @@ func (s *Store) fullPass(ctx context.Context, now time.Time, live []liveInstance
 	for i, id := range orphans {
 		calls[i] = scriptCall{keys: []string{s.keys.sched(id), s.keys.schedules()}, args: []any{id, strconv.FormatInt(cutoff, 10)}}
 	}
-	retCmds, err := s.evalPipelined(ctx, retireScript, calls)
+	retCmds, err := s.evalPipelined(ctx, retireScript, calls, nil)
 	if err != nil {
 		return res, memo, fmt.Errorf("schedstore: sweep: retire: %w", err)
 	}
