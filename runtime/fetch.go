@@ -68,14 +68,14 @@ func (s *Server) fetchLoop() {
 		if len(entries) == 0 {
 			order := s.order()
 			var nowPaused []string
-			entries, nowPaused, err = s.rdb.Fetch(ctx, s.consumer, order, n)
+			entries, nowPaused, err = s.queue.Fetch(ctx, s.consumer, order, n)
 			if err == nil && len(entries) == 0 {
 				clear(paused)
 				for _, q := range nowPaused {
 					paused[q] = true
 				}
 				if open := unpaused(order, paused); len(open) > 0 {
-					entries, err = s.rdb.BlockFetch(ctx, s.blocker.Cmd(ctx), s.consumer, open, n, block)
+					entries, err = s.queue.BlockFetch(ctx, s.blocker.Cmd(ctx), s.consumer, open, n, block)
 					if err != nil {
 						s.blocker.Reset()
 					}
@@ -132,7 +132,7 @@ func (s *Server) fetchLoop() {
 func (s *Server) ensureGroups(ctx context.Context) error {
 	var errs []error
 	for _, q := range s.queues {
-		if err := s.rdb.EnsureGroup(ctx, q); err != nil {
+		if err := s.queue.EnsureGroup(ctx, q); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -169,7 +169,7 @@ func (s *Server) reclaim(ctx context.Context, cursors map[string]string, n int, 
 		if cur == "" {
 			cur = "0-0"
 		}
-		es, next, err := s.rdb.Reclaim(ctx, q, s.consumer, s.cfg.VisibilityTimeout, cur, n-len(out))
+		es, next, err := s.queue.Reclaim(ctx, q, s.consumer, s.cfg.VisibilityTimeout, cur, n-len(out))
 		if err != nil {
 			if !rdb.IsNoGroup(err) {
 				s.log.Error("chronos: recover expired tasks", "queue", q, "error", err)
@@ -195,7 +195,7 @@ func (s *Server) release(ctx context.Context, ds []*delivery) {
 	}
 	for q, ids := range byQueue {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := s.rdb.Release(ctx, q, s.consumer, ids, s.cfg.VisibilityTimeout)
+		err := s.queue.Release(ctx, q, s.consumer, ids, s.cfg.VisibilityTimeout)
 		cancel()
 		if err != nil {
 			s.log.Warn("chronos: hand back unstarted tasks; they will be recovered after the visibility timeout", "queue", q, "count", len(ids), "error", err)
@@ -238,7 +238,7 @@ func (s *Server) order() []string {
 // and have not read for idle: names left by crashed servers.
 func (s *Server) pruneConsumers(ctx context.Context, idle time.Duration) {
 	for _, q := range s.queues {
-		n, err := s.rdb.PruneConsumers(ctx, q, s.consumer, idle)
+		n, err := s.queue.PruneConsumers(ctx, q, s.consumer, idle)
 		if err != nil {
 			if !rdb.IsNoGroup(err) {
 				s.log.Warn("chronos: prune idle consumers", "queue", q, "error", err)

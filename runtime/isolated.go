@@ -2,9 +2,6 @@ package chronos
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -40,26 +37,6 @@ import (
 // local work of an instance that is gone cannot be done by another one.
 // Within a process, stalls and clock jumps are caught up per the misfire
 // policy like any schedule.
-
-var (
-	processIDOnce sync.Once
-	processID     string
-)
-
-// processInstanceID is the default instance ID: host-pid-random, the same
-// for every Scheduler of the process.
-func processInstanceID() string {
-	processIDOnce.Do(func() {
-		host, _ := os.Hostname()
-		if host == "" {
-			host = "host"
-		}
-		b := make([]byte, 4)
-		_, _ = rand.Read(b)
-		processID = host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b)
-	})
-	return processID
-}
 
 // IsolatedQueue is the queue this instance's isolated schedules enqueue to.
 func (s *Scheduler) IsolatedQueue() string { return "isolated:" + s.cfg.InstanceID }
@@ -222,7 +199,7 @@ func (r *isolatedRunner) onFire(ctx context.Context, now time.Time, batch []firi
 
 // isolatedIndexKey is the set of instance IDs that have an isolated queue,
 // so the leader can delete the queues of instances that are gone.
-func (s *Scheduler) isolatedIndexKey() string { return s.q.K.Prefix() + "isolated-instances" }
+func (s *Scheduler) isolatedIndexKey() string { return s.queue.K.Prefix() + "isolated-instances" }
 
 // dropDeadIsolatedQueues deletes the isolated queues (stream and delayed
 // set) of instances that are no longer live: their tasks are local work
@@ -230,7 +207,7 @@ func (s *Scheduler) isolatedIndexKey() string { return s.q.K.Prefix() + "isolate
 // queue. The leader runs it after each sweep.
 func (ss *session) dropDeadIsolatedQueues(ctx context.Context) {
 	s := ss.s
-	ids, err := s.rdb.SMembers(ctx, s.isolatedIndexKey()).Result()
+	ids, err := s.client.SMembers(ctx, s.isolatedIndexKey()).Result()
 	if err != nil || len(ids) == 0 {
 		return
 	}
@@ -247,8 +224,8 @@ func (ss *session) dropDeadIsolatedQueues(ctx context.Context) {
 			continue
 		}
 		q := "isolated:" + id
-		_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Del(ctx, s.q.K.Stream(q), s.q.K.Delayed(q))
+		_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Del(ctx, s.queue.K.Stream(q), s.queue.K.Delayed(q))
 			p.SRem(ctx, s.isolatedIndexKey(), id)
 			return nil
 		})

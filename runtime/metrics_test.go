@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chronos-go/chronos/runtime/internal/leader"
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
 
@@ -180,6 +181,23 @@ func TestSchedulerReportsEachFiringOnce(t *testing.T) {
 	for _, l := range rec.lags {
 		if l < 0 || l > 5*time.Second {
 			t.Errorf("lag %v: want the time from trigger to enqueue", l)
+		}
+	}
+	// Each report names the job, the task and the second it stands for, so
+	// lag is measured against the real trigger, not guessed as now - lag.
+	byTask := map[string]*rdb.Message{}
+	for _, m := range e.tasks(DefaultQueue) {
+		byTask[m.ID] = m
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, f := range rec.fired {
+		m := byTask[f.TaskID]
+		switch {
+		case m == nil:
+			t.Errorf("reported task %q (%+v) is not in the queue", f.TaskID, f)
+		case f.Job != mainJob || !f.Trigger.Equal(time.UnixMilli(m.TriggerTime)):
+			t.Errorf("reported job %q trigger %v; the task says job %q trigger %v", f.Job, f.Trigger, mainJob, time.UnixMilli(m.TriggerTime))
 		}
 	}
 }

@@ -41,7 +41,7 @@ func newOverlapRig(t *testing.T, o Overlap, processIn time.Duration) *overlapRig
 	srv := redistest.Start(t)
 	logs := &logBuffer{}
 	s := NewScheduler(srv.Client(), SchedulerConfig{InstanceID: "rig", Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	r := &overlapRig{t: t, ctx: context.Background(), c: srv.Client(), q: s.q, s: s, logs: logs,
+	r := &overlapRig{t: t, ctx: context.Background(), c: srv.Client(), q: s.queue, s: s, logs: logs,
 		plan: &plan{overlap: o, jobs: []planJob{{name: mainJob, kind: "tick", payload: json.RawMessage(`{"n":1}`),
 			opts: taskOptions{processIn: processIn}}}},
 		slot: time.Now().Truncate(time.Second)}

@@ -2,10 +2,13 @@ package chronos
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -31,9 +34,10 @@ type SchedulerConfig struct {
 	// the namespace of the servers that run the tasks.
 	Namespace string
 
-	// InstanceID names this process in the registry and in isolated queue
-	// names. Default: host-pid-random, new on every start. Set it only if
-	// it is unique among live instances.
+	// InstanceID names this scheduler instance in the registry, the
+	// leader's lease and the logs. Default: host-pid-random, new for every
+	// Scheduler (two in one process are two instances). Set it only if it
+	// is unique among live instances.
 	InstanceID string
 
 	// Version is this build's version. When instances of two versions
@@ -90,7 +94,7 @@ func (c SchedulerConfig) withDefaults() SchedulerConfig {
 		c.Namespace = keyspace.DefaultNamespace
 	}
 	if c.InstanceID == "" {
-		c.InstanceID = processInstanceID()
+		c.InstanceID = newInstanceID()
 	}
 	if c.LeaderTTL <= 0 {
 		c.LeaderTTL = DefaultLeaderTTL
@@ -118,14 +122,14 @@ func (c SchedulerConfig) withDefaults() SchedulerConfig {
 // schedules, then Start it on every instance: one of them is elected leader
 // and fires, the others stand by (and fire their isolated schedules).
 type Scheduler struct {
-	rdb   redis.UniversalClient
-	cfg   SchedulerConfig
-	q     *rdb.RDB
-	store *schedstore.Store
-	log   *slog.Logger
-	now   func() time.Time
-	clock firing.Clock // the firing loops' time; tests in this package set it with now
-	self  schedstore.Instance
+	client redis.UniversalClient
+	cfg    SchedulerConfig
+	queue  *rdb.RDB
+	store  *schedstore.Store
+	log    *slog.Logger
+	now    func() time.Time
+	clock  firing.Clock // the firing loops' time; tests in this package set it with now
+	self   schedstore.Instance
 
 	mu       sync.Mutex
 	started  bool
@@ -140,22 +144,33 @@ type Scheduler struct {
 }
 
 // NewScheduler returns a Scheduler that keeps its registry in, and enqueues
-// through, rdb.
-func NewScheduler(rdb redis.UniversalClient, cfg SchedulerConfig) *Scheduler {
+// through, client.
+func NewScheduler(client redis.UniversalClient, cfg SchedulerConfig) *Scheduler {
 	cfg = cfg.withDefaults()
 	host, _ := os.Hostname()
 	s := &Scheduler{
-		rdb:   rdb,
-		cfg:   cfg,
-		q:     newRDB(rdb, cfg.Namespace),
-		store: schedstore.New(rdb, schedstore.Config{Namespace: cfg.Namespace, InstanceTTL: cfg.InstanceTTL}),
-		log:   cfg.Logger,
-		now:   time.Now,
-		clock: firing.SystemClock(),
-		byID:  map[string]*schedstore.Definition{},
+		client: client,
+		cfg:    cfg,
+		queue:  rdb.New(client, cfg.Namespace),
+		store:  schedstore.New(client, schedstore.Config{Namespace: cfg.Namespace, InstanceTTL: cfg.InstanceTTL}),
+		log:    cfg.Logger,
+		now:    time.Now,
+		clock:  firing.SystemClock(),
+		byID:   map[string]*schedstore.Definition{},
 	}
 	s.self = schedstore.Instance{ID: cfg.InstanceID, Host: host, PID: os.Getpid(), Version: cfg.Version}
 	return s
+}
+
+// newInstanceID returns a new default instance ID: host-pid-random.
+func newInstanceID() string {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "host"
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b)
 }
 
 // InstanceID returns the ID this scheduler registers under.
@@ -191,7 +206,7 @@ func (s *Scheduler) add(def *schedstore.Definition) error {
 		return fmt.Errorf("chronos: schedule %q: %w", def.ID, ErrSchedulerStarted)
 	}
 	if _, dup := s.byID[def.ID]; dup {
-		return fmt.Errorf("chronos: schedule %q registered twice", def.ID)
+		return fmt.Errorf("chronos: schedule %q registered twice: give each schedule of one task kind and trigger its own ID with WithScheduleID", def.ID)
 	}
 	s.byID[def.ID] = def
 	s.decls = append(s.decls, def)
@@ -228,7 +243,7 @@ func (s *Scheduler) addGroupJob(g *Group, job schedstore.Job) error {
 // on every instance. It returns once the schedules are registered; ctx
 // bounds only that. Stop the scheduler with Shutdown.
 func (s *Scheduler) Start(ctx context.Context) error {
-	if _, cluster := s.rdb.(*redis.ClusterClient); cluster && s.cfg.Replicas > 0 {
+	if _, cluster := s.client.(*redis.ClusterClient); cluster && s.cfg.Replicas > 0 {
 		return errors.New("chronos: start scheduler: SchedulerConfig.Replicas needs a client of one primary, not a cluster client (WAIT counts one node's replicas)")
 	}
 	s.mu.Lock()
@@ -270,7 +285,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	s.changes = make(chan leader.Change, 16)
-	s.elector = leader.New(s.rdb, leader.Config{
+	s.elector = leader.New(s.client, leader.Config{
 		Namespace:  s.cfg.Namespace,
 		InstanceID: s.cfg.InstanceID,
 		TTL:        s.cfg.LeaderTTL,
@@ -293,7 +308,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		}
 	}
 	if len(iso) > 0 {
-		if err := s.rdb.SAdd(ctx, s.isolatedIndexKey(), s.cfg.InstanceID).Err(); err != nil {
+		if err := s.client.SAdd(ctx, s.isolatedIndexKey(), s.cfg.InstanceID).Err(); err != nil {
 			s.log.Warn("chronos: record isolated queue", "queue", s.IsolatedQueue(), "err", err)
 		}
 		s.isolated = newIsolatedRunner(s, iso)

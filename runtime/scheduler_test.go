@@ -193,6 +193,41 @@ func TestRegisterRejectsBadSchedulesWithTheEngineError(t *testing.T) {
 	if err := RegisterInterval(s, time.Minute, tick{}, WithScheduleID("x")); err == nil {
 		t.Error("the same ID registered twice: no error")
 	}
+	// Two schedules of one kind and trigger get the same default ID: the
+	// error names the fix.
+	_ = RegisterCron(s, "0 0 3 * * ?", tick{N: 1})
+	err := RegisterCron(s, "0 0 3 * * ?", tick{N: 2})
+	if err == nil || !strings.Contains(err.Error(), "registered twice") || !strings.Contains(err.Error(), "WithScheduleID") {
+		t.Errorf("same kind and trigger, other args: %v, want an error pointing at WithScheduleID", err)
+	}
+}
+
+func TestEachSchedulerHasItsOwnDefaultInstanceID(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	a, b := NewScheduler(c, SchedulerConfig{}), NewScheduler(c, SchedulerConfig{})
+	if a.InstanceID() == "" || a.InstanceID() == b.InstanceID() {
+		t.Fatalf("instance IDs %q and %q: want two different ones", a.InstanceID(), b.InstanceID())
+	}
+	if got := NewScheduler(c, SchedulerConfig{InstanceID: "pinned"}).InstanceID(); got != "pinned" {
+		t.Errorf("InstanceID = %q, want the configured one", got)
+	}
+}
+
+// The start context bounds registering, as for Server.Start: the usual
+// WithTimeout + defer cancel() must not stop the scheduler.
+func TestTheSchedulerStartContextBoundsOnlyTheStart(t *testing.T) {
+	e := newSchedEnv(t)
+	s := e.scheduler("a", SchedulerConfig{}, func(s *Scheduler) {
+		_ = RegisterInterval(s, time.Second, tick{}, WithScheduleID("every-second"))
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	cancel()
+	waitLeader(t, s)
+	waitUntil(t, "two firings after the start context ended", func() bool { return len(e.tasks(DefaultQueue)) >= 2 })
 }
 
 func TestDefaultScheduleIDFollowsTheDocumentedRule(t *testing.T) {

@@ -93,8 +93,8 @@ const minVisibilityTimeout = 50 * time.Millisecond
 
 // Server takes tasks from Redis and runs their handlers.
 type Server struct {
-	rdb *rdb.RDB
-	cfg ServerConfig
+	queue *rdb.RDB
+	cfg   ServerConfig
 	// queues (by decreasing weight) and weights are set before Start
 	// returns. After that only the fetcher changes them, replacing the
 	// slices under queuesMu (it drops isolated queues of stopped
@@ -117,22 +117,21 @@ type Server struct {
 	stopErr  error         // what it returned
 	inflight map[entryKey]*delivery
 
-	slots       chan struct{}  // one token per running handler
-	stop        chan struct{}  // closed by Shutdown: stop taking tasks
-	loops       sync.WaitGroup // fetcher and forwarder
-	workers     sync.WaitGroup // one per delivery
-	stopLease   chan struct{}
-	leaseDone   chan struct{}
-	bgCtx       context.Context // Start's values, never cancelled: Redis calls that must complete
-	handlerCtx  context.Context // parent of handler contexts; cancelled when Shutdown gives up
-	cancelAll   context.CancelCauseFunc
-	stopWatcher func() bool
-	blocker     *rdb.Blocker       // the fetcher's blocking connection
-	finisher    *rdb.FinishBatcher // group-commits task outcomes (work.go)
+	slots      chan struct{}  // one token per running handler
+	stop       chan struct{}  // closed by Shutdown: stop taking tasks
+	loops      sync.WaitGroup // fetcher and forwarder
+	workers    sync.WaitGroup // one per delivery
+	stopLease  chan struct{}
+	leaseDone  chan struct{}
+	bgCtx      context.Context // Start's values, never cancelled: Redis calls that must complete
+	handlerCtx context.Context // parent of handler contexts; cancelled when Shutdown gives up
+	cancelAll  context.CancelCauseFunc
+	blocker    *rdb.Blocker       // the fetcher's blocking connection
+	finisher   *rdb.FinishBatcher // group-commits task outcomes (work.go)
 }
 
-// NewServer returns a Server that takes tasks through rdb.
-func NewServer(rdb redis.UniversalClient, cfg ServerConfig) *Server {
+// NewServer returns a Server that takes tasks through client.
+func NewServer(client redis.UniversalClient, cfg ServerConfig) *Server {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 4 * runtime.NumCPU()
 	}
@@ -165,7 +164,7 @@ func NewServer(rdb redis.UniversalClient, cfg ServerConfig) *Server {
 		cfg.TaskLogger = cfg.Logger
 	}
 	s := &Server{
-		rdb:      newRDB(rdb, cfg.Namespace),
+		queue:    rdb.New(client, cfg.Namespace),
 		cfg:      cfg,
 		consumer: consumerName(),
 		log:      cfg.Logger,
@@ -200,9 +199,9 @@ func consumerName() string {
 
 // Start creates the consumer groups of the configured queues and starts
 // taking tasks; it returns once the server is running. ctx bounds the
-// startup; if ctx is cancelled later the server shuts down as if Shutdown
-// were called with a background context. Handlers get contexts carrying
-// ctx's values.
+// start only, as a context passed to a constructor-like call does in the
+// standard library: cancelling it later does not stop the server (stop it
+// with Shutdown). Handlers get contexts carrying ctx's values.
 func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	if mux == nil {
 		return errors.New("chronos: Start: nil Mux")
@@ -224,8 +223,8 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	s.mux = mux
 	s.mu.Unlock()
 	s.stopped = make(chan struct{})
-	s.blocker = rdb.NewBlocker(s.rdb)
-	s.finisher = rdb.NewFinishBatcher(s.rdb)
+	s.blocker = rdb.NewBlocker(s.queue)
+	s.finisher = rdb.NewFinishBatcher(s.queue)
 	s.slots = make(chan struct{}, s.cfg.Concurrency)
 	s.stop = make(chan struct{})
 	s.stopLease = make(chan struct{})
@@ -237,7 +236,6 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	go s.fetchLoop()
 	go s.forwardLoop()
 	go s.leaseLoop()
-	s.stopWatcher = context.AfterFunc(ctx, func() { _ = s.Shutdown(context.Background()) })
 	s.log.Info("chronos: server started", "consumer", s.consumer, "queues", s.queues, "concurrency", s.cfg.Concurrency)
 	return nil
 }
@@ -270,7 +268,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 	}
 	defer close(s.stopped)
-	s.stopWatcher()
 
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
 	defer cancel()
@@ -308,7 +305,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // A consumer with pending entries is never deleted: that would drop them.
 func (s *Server) leaveGroups(ctx context.Context) {
 	for _, q := range s.servedQueues() {
-		if err := s.rdb.LeaveGroup(ctx, q, s.consumer); err != nil {
+		if err := s.queue.LeaveGroup(ctx, q, s.consumer); err != nil {
 			s.log.Warn("chronos: leave consumer group", "queue", q, "error", err)
 		}
 	}
