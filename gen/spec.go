@@ -259,18 +259,16 @@ func checkIsolatedOverlap(s *spec, r *reporter) {
 }
 
 // options returns the settings that become chronos options, in key-table
-// order. Keys that shape the trigger or identity are not options.
+// order. Keys that make up the trigger or identity are not options (the
+// table says which: they have no emit function).
 func (s *spec) options() []Option {
 	var opts []Option
-	for _, k := range keys {
-		st, ok := s.get(k.name)
-		if !ok {
+	for i := range keys {
+		k := &keys[i]
+		if !k.isOption() {
 			continue
 		}
-		switch k.name {
-		case "id", "group", "cron", "every", "start-delay", "start", "end", "repeat", "forever":
-			continue
-		default:
+		if st, ok := s.get(k.name); ok {
 			opts = append(opts, Option{Key: k.name, Str: st.str, Int: st.n, Bool: st.b, Dur: st.dur})
 		}
 	}
