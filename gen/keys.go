@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/chronos-go/chronos/runtime/trigger"
@@ -209,16 +210,50 @@ func KeyTable() string {
 	return b.String()
 }
 
-// suggest returns the candidate nearest to s by edit distance, or "" when
-// none is close enough to be a plausible typo.
+// suggest returns the candidate s most plausibly misspells, or "" when none
+// is close enough or two are equally close. A candidate that differs from s
+// only in case wins outright (Every → every, DoNothing → doNothing);
+// otherwise edit distance decides, counted ignoring case.
 func suggest(s string, candidates []string) string {
-	best, bestD := "", max(1, len(s)/3)+1
+	var folded []string
 	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestD {
-			best, bestD = c, d
+		if strings.EqualFold(s, c) && !slices.Contains(folded, c) {
+			folded = append(folded, c)
 		}
 	}
+	switch len(folded) {
+	case 1:
+		return folded[0]
+	case 0:
+	default:
+		return "" // ambiguous: nightly and Nightly both exist
+	}
+	best, bestD, tie := "", max(1, len(s)/3)+1, false
+	lower := strings.ToLower(s)
+	for _, c := range candidates {
+		d := editDistance(lower, strings.ToLower(c))
+		switch {
+		case d < bestD:
+			best, bestD, tie = c, d, false
+		case d == bestD && best != "" && c != best:
+			tie = true
+		}
+	}
+	if tie {
+		return ""
+	}
 	return best
+}
+
+// lookupKeyFold returns the key that name spells in another case (Every,
+// MAX-RETRY), or nil.
+func lookupKeyFold(name string) *key {
+	for i := range keys {
+		if strings.EqualFold(keys[i].name, name) {
+			return &keys[i]
+		}
+	}
+	return nil
 }
 
 func keyNames() []string {

@@ -66,11 +66,16 @@ func readSpec(d *rawDirective, r *reporter) *spec {
 				msg += fmt.Sprintf("; did you mean %q?", sug)
 			}
 			r.errorf(d.keyPos(a), "unknown-key", "%s", msg)
-			s.dropped = true
-			continue
+			// A known key in the wrong case (Every=1m) can only mean that
+			// key: read it as such, so that what depends on it (its value,
+			// the trigger it selects) is checked in this run too.
+			if k = lookupKeyFold(a.Key); k == nil {
+				s.dropped = true
+				continue
+			}
 		}
-		if prev, ok := s.get(a.Key); ok {
-			r.errorf(d.keyPos(a), "duplicate-key", "key %q repeated", a.Key)
+		if prev, ok := s.get(k.name); ok {
+			r.errorf(d.keyPos(a), "duplicate-key", "key %q repeated", k.name)
 			r.related(d.keyPos(prev.arg), "first set here")
 			continue
 		}

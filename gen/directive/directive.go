@@ -6,12 +6,16 @@
 //
 //	args   = { space } [ arg { space+ arg } ] { space } .
 //	arg    = key "=" value .
-//	key    = lower { lower | digit | "-" } .
+//	key    = letter { letter | digit | "-" } .
 //	value  = bare | interpreted | raw | single .
 //	bare   = one or more bytes other than space, '"', '`' and '\'' .
 //	interpreted = a Go "…" string literal, with Go escapes .
 //	raw    = a Go `…` raw string literal (no escapes) .
 //	single = '…' (no escapes; it cannot contain '), for struct tags .
+//
+// Letters are ASCII. Keys are lower case; Parse reads upper-case letters
+// too so that the caller, which knows the keys, can report Every=1m as a
+// misspelt every rather than as text that is not key=value.
 //
 // Space is ' ', '\t', '\r' or '\n'. A quoted value must be followed by
 // space or the end of the input; "//" where an argument should start is a
@@ -230,7 +234,7 @@ func skipSpace(s string, i int) int {
 }
 
 func isKeyByte(c byte, first bool) bool {
-	if 'a' <= c && c <= 'z' {
+	if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
 		return true
 	}
 	return !first && ('0' <= c && c <= '9' || c == '-')

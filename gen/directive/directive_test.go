@@ -52,7 +52,7 @@ func TestOffsetMapsThroughQuotes(t *testing.T) {
 }
 
 func TestParseReportsEveryError(t *testing.T) {
-	text := `every 30s Key=1 q="a"b x= ok=1 // trailing`
+	text := `every 30s -k=1 q="a"b x= ok=1 // trailing`
 	_, errs := Parse(text)
 	want := []struct {
 		at  string // the text at the error offset
@@ -60,7 +60,7 @@ func TestParseReportsEveryError(t *testing.T) {
 	}{
 		{"every", "missing =value after"},
 		{"30s", "expected key=value"},
-		{"Key=1", "expected key=value"},
+		{"-k=1", "expected key=value"},
 		{"b x=", "after quoted value"},
 		{" ok=1", "missing value after x="},
 		{"// trailing", "cannot end in a // comment"},
@@ -118,4 +118,18 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Keys are read whatever their case: the caller knows the keys and can say
+// that Every means every, and the arguments after it are read as usual.
+func TestParseReadsKeysOfAnyCase(t *testing.T) {
+	args, errs := Parse(`Every=1m Max-Retry=3 tz=UTC`)
+	if len(errs) != 0 || len(args) != 3 {
+		t.Fatalf("Parse = %v, %v", args, errs)
+	}
+	for i, want := range []string{"Every", "Max-Retry", "tz"} {
+		if args[i].Key != want {
+			t.Errorf("arg %d: key %q, want %q", i, args[i].Key, want)
+		}
+	}
 }

@@ -134,3 +134,10 @@ func IsolatedSkip(ctx context.Context) error { return nil }
 //
 //chronos:schedule cron="0 0 12 1 1 ? 2020"
 func PastOnly(ctx context.Context) error { return nil }
+
+// WrongCase writes a key in upper case. It is read as every all the same,
+// so the rest of the line is checked against it: tz does not fit an every=
+// trigger, and the timeout is bad.
+//
+//chronos:schedule id=wrong-case Every=1m tz=UTC timeout=soon
+func WrongCase(ctx context.Context) error { return nil }

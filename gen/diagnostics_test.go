@@ -1,0 +1,87 @@
+package gen
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// scheduleDiags checks a package with one //chronos:schedule line holding
+// args (on line 8; a group "nightly" exists) and returns its errors as
+// "col: message", in order.
+func scheduleDiags(t *testing.T, args string) []string {
+	t.Helper()
+	src := "package p\n\nimport \"context\"\n\n//chronos:group id=nightly every=1h\ntype G struct{}\n\n//chronos:schedule " + args + "\nfunc H(ctx context.Context) error { return nil }\n"
+	_, diags := checkSource(t, src)
+	var out []string
+	for _, d := range diags {
+		if d.Pos.Line != 8 {
+			t.Errorf("diagnostic off the directive line: %s", d)
+		}
+		out = append(out, fmt.Sprintf("%d: %s", d.Pos.Column-len("//chronos:schedule "), d.Msg))
+	}
+	return out
+}
+
+// checkDiags compares the errors of each directive with want, where a
+// column counts from 1 at the first byte of the arguments. Errors at one
+// column are in message order, as chronosgen prints them.
+func checkDiags(t *testing.T, cases map[string][]string) {
+	t.Helper()
+	for args, want := range cases {
+		if got := scheduleDiags(t, args); !slices.Equal(got, want) {
+			t.Errorf("//chronos:schedule %s\ngot:\n\t%s\nwant:\n\t%s", args, strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+		}
+	}
+}
+
+func TestKeyInTheWrongCaseIsReadAsThatKey(t *testing.T) {
+	checkDiags(t, map[string][]string{
+		// The key's column, and the rest of the line is checked against
+		// every: before, "expected key=value" hid the tz error.
+		"Every=1m tz=UTC": {
+			`1: unknown key "Every"; did you mean "every"?`,
+			`10: tz applies to cron= triggers, and this one is every=`,
+		},
+		// Its value is checked as every's.
+		"EVERY=500ms": {
+			`1: unknown key "EVERY"; did you mean "every"?`,
+			`7: interval 500ms is below the 1s minimum; chronos does not run sub-second schedules`,
+		},
+		"every=1m Max-Retry=x": {
+			`10: unknown key "Max-Retry"; did you mean "max-retry"?`,
+			`20: Max-Retry=x: want a non-negative integer`,
+		},
+		"every=1m Every=2m": {
+			`10: key "every" repeated`,
+			`10: unknown key "Every"; did you mean "every"?`,
+		},
+		// A guess by edit distance is only a guess: the key is dropped.
+		"every=1m Quue=x": {`10: unknown key "Quue"; did you mean "queue"?`},
+	})
+}
+
+func TestSuggestFindsPlausibleTyposOnly(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"strat-delay", "start-delay"},
+		{"evry", "every"},
+		{"maxretry", "max-retry"},
+		{"timezone", ""}, // too far from tz to be a typo of it
+		{"misfir", "misfire"},
+		{"Every", "every"},
+		{"PROCESS-IN", "process-in"}, // case alone does not count as distance
+		{"Evry", "every"},
+	} {
+		if got := suggest(tc.in, keyNames()); got != tc.want {
+			t.Errorf("suggest(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	// Equally near candidates are not guessed between.
+	if got := suggest("nightly", []string{"Nightly", "NIGHTLY"}); got != "" {
+		t.Errorf("two candidates equal but for case: suggest = %q", got)
+	}
+	if got := suggest("cat", []string{"bat", "hat"}); got != "" {
+		t.Errorf("two candidates one edit away: suggest = %q", got)
+	}
+}
