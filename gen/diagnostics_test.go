@@ -85,3 +85,27 @@ func TestSuggestFindsPlausibleTyposOnly(t *testing.T) {
 		t.Errorf("two candidates one edit away: suggest = %q", got)
 	}
 }
+
+func TestValueNearMissesSayWhichValueWasMeant(t *testing.T) {
+	checkDiags(t, map[string][]string{
+		`cron="@daily" misfire=DoNothing`: {
+			`23: misfire=DoNothing: unknown misfire policy "DoNothing"; cron triggers accept ignoreMisfires, smartPolicy, fireOnceNow, doNothing; did you mean doNothing?`,
+		},
+		`cron="@daily" misfire=doNothin`: {
+			`23: misfire=doNothin: unknown misfire policy "doNothin"; cron triggers accept ignoreMisfires, smartPolicy, fireOnceNow, doNothing; did you mean doNothing?`,
+		},
+		`every=1m misfire=ignoremisfires`: {
+			`18: misfire=ignoremisfires: unknown misfire policy "ignoremisfires"; simple triggers accept ignoreMisfires, smartPolicy, fireNow, rescheduleNowWithExistingRepeatCount, rescheduleNowWithRemainingRepeatCount, rescheduleNextWithExistingCount, rescheduleNextWithRemainingCount; did you mean ignoreMisfires?`,
+		},
+		// A policy of the other kind is not a near miss: it is named as such.
+		`cron="@daily" misfire=fireNow`: {
+			`23: misfire=fireNow: misfire policy fireNow applies to simple triggers; cron triggers accept ignoreMisfires, smartPolicy, fireOnceNow, doNothing`,
+		},
+		// Nothing near: no guess.
+		`cron="@daily" misfire=later`: {
+			`23: misfire=later: unknown misfire policy "later"; cron triggers accept ignoreMisfires, smartPolicy, fireOnceNow, doNothing`,
+		},
+		`every=1m overlap=BufferOne`: {`18: overlap=BufferOne: want one of allow, skip, bufferOne; did you mean bufferOne?`},
+		`cron="@daily" dst=SHIFTGAP`: {`19: dst=SHIFTGAP: want one of quartz, shiftGap; did you mean shiftGap?`},
+	})
+}

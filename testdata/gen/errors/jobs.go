@@ -141,3 +141,8 @@ func PastOnly(ctx context.Context) error { return nil }
 //
 //chronos:schedule id=wrong-case Every=1m tz=UTC timeout=soon
 func WrongCase(ctx context.Context) error { return nil }
+
+// PolicyCase writes a misfire policy and an overlap mode in the wrong case.
+//
+//chronos:schedule id=policy-case cron="@daily" misfire=DoNothing overlap=BufferOne
+func PolicyCase(ctx context.Context) error { return nil }
