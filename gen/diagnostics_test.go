@@ -109,3 +109,17 @@ func TestValueNearMissesSayWhichValueWasMeant(t *testing.T) {
 		`cron="@daily" dst=SHIFTGAP`: {`19: dst=SHIFTGAP: want one of quartz, shiftGap; did you mean shiftGap?`},
 	})
 }
+
+func TestUnquotedCronIsOneErrorSayingToQuoteIt(t *testing.T) {
+	checkDiags(t, map[string][]string{
+		// Before: a bad-cron error about one field, then five "expected
+		// key=value", one per word.
+		`cron=0 0 2 * * ?`:                    {`6: cron value must be quoted: cron="0 0 2 * * ?"`},
+		`id=x cron=0 0 2 ? * MON-FRI queue=q`: {`11: cron value must be quoted: cron="0 0 2 ? * MON-FRI"`},
+		// The rest of the line is still checked.
+		`cron=0 0 2 * * ? max-retry=x`: {
+			`6: cron value must be quoted: cron="0 0 2 * * ?"`,
+			`28: max-retry=x: want a non-negative integer`,
+		},
+	})
+}

@@ -146,3 +146,9 @@ func WrongCase(ctx context.Context) error { return nil }
 //
 //chronos:schedule id=policy-case cron="@daily" misfire=DoNothing overlap=BufferOne
 func PolicyCase(ctx context.Context) error { return nil }
+
+// Unquoted leaves the quotes off a cron expression: one error, not one per
+// field.
+//
+//chronos:schedule id=unquoted cron=0 0 2 * * ? queue=q
+func Unquoted(ctx context.Context) error { return nil }
