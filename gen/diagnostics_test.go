@@ -123,3 +123,15 @@ func TestUnquotedCronIsOneErrorSayingToQuoteIt(t *testing.T) {
 		},
 	})
 }
+
+func TestIntegerOverflowNamesTheLimit(t *testing.T) {
+	checkDiags(t, map[string][]string{
+		// Before: "want a non-negative integer", which it is.
+		`every=1m max-retry=99999999999999999999`:  {`20: max-retry=99999999999999999999: out of range: at most 2147483647`},
+		`every=1m repeat=2147483648`:               {`17: repeat=2147483648: out of range: at most 2147483647`},
+		`every=1m repeat=2147483647`:               nil,
+		`every=1m max-retry=-99999999999999999999`: {`20: max-retry=-99999999999999999999: want a non-negative integer`},
+		`every=1m max-retry=-1`:                    {`20: max-retry=-1: want a non-negative integer`},
+		`every=1m max-retry=3x`:                    {`20: max-retry=3x: want a non-negative integer`},
+	})
+}

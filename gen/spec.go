@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"go/token"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -114,7 +115,12 @@ func parseValue(st *setting) error {
 		}
 		st.dur = d
 	case typeCount:
+		// 32 bits: the generated code passes an int, which may be that
+		// small on the platform the user builds for.
 		n, err := strconv.ParseInt(v, 10, 32)
+		if errors.Is(err, strconv.ErrRange) && n > 0 {
+			return fmt.Errorf("out of range: at most %d", math.MaxInt32)
+		}
 		if err != nil || n < 0 {
 			return errors.New("want a non-negative integer")
 		}

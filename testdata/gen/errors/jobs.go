@@ -152,3 +152,8 @@ func PolicyCase(ctx context.Context) error { return nil }
 //
 //chronos:schedule id=unquoted cron=0 0 2 * * ? queue=q
 func Unquoted(ctx context.Context) error { return nil }
+
+// Overflow asks for more retries and repeats than an int32 holds.
+//
+//chronos:schedule id=overflow every=1m max-retry=99999999999999999999 repeat=2147483648
+func Overflow(ctx context.Context) error { return nil }
