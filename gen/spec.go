@@ -201,12 +201,12 @@ func readTrigger(s *spec, r *reporter) (Trigger, triggerKind, bool) {
 	if kind == cronTrigger {
 		st, _ := s.get("cron")
 		t.Cron = st.str
-		if e := parseCron(st.str); e != nil {
+		if e := checkCron(st.str); e != nil {
 			code := "bad-cron"
-			if e.Never {
+			if errors.Is(e, trigger.ErrNeverFires) {
 				code = "never-fires" // about the whole expression, not one field
 			}
-			r.errorf(s.d.valPos(st.arg, e.Offset), code, "bad cron expression: %s", e.Msg)
+			r.errorf(s.d.valPos(st.arg, e.Offset), code, "%v", e)
 		}
 		if st, ok := s.get("tz"); ok {
 			if err := loadZone(st.str); err != nil {
