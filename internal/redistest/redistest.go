@@ -10,9 +10,10 @@
 // examples included, can use it.
 //
 // Besides single servers (Start) it starts Sentinel deployments
-// (StartSentinel); each deployment's Client is a redis.UniversalClient, so a
-// test can run the same body against any of them, and a Redis Cluster can be
-// added the same way. Servers can speak TLS only (Options.TLS).
+// (StartSentinel) and Redis Clusters with replicas (StartCluster); each
+// deployment's Client is a redis.UniversalClient, so a test can run the same
+// body against any of them. Servers and clusters can speak TLS only
+// (Options.TLS, ClusterOptions.TLS).
 package redistest
 
 import (

@@ -3,6 +3,7 @@ package redistest
 import (
 	"context"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -64,5 +65,42 @@ func TestTLSWithoutClientCertificates(t *testing.T) {
 		if err := s.Client().Ping(context.Background()).Err(); err != nil {
 			t.Fatalf("tls-auth-clients %v: %v", auth, err)
 		}
+	}
+}
+
+func TestTLSCluster(t *testing.T) {
+	parallel(t)
+	start := time.Now()
+	c := StartCluster(t, ClusterOptions{ReplicasPerMaster: 1, TLS: true})
+	t.Logf("TLS cluster of 3 masters + 3 replicas ready in %v", time.Since(start))
+	ctx := context.Background()
+	rc := c.Client()
+	for i := range 30 {
+		if err := rc.Set(ctx, "k"+strconv.Itoa(i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := c.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range st {
+		if m.Keys == 0 {
+			t.Fatalf("master %s has no keys: %+v", m.Addr, st)
+		}
+	}
+	plain := redis.NewClient(&redis.Options{Addr: c.Addrs()[0], MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: time.Second})
+	defer plain.Close()
+	if err := plain.Ping(ctx).Err(); err == nil {
+		t.Fatal("a plaintext client got an answer from a TLS node")
+	}
+	// Replication runs over TLS: a graceful failover needs the replica to
+	// have the master's whole stream.
+	old := c.MasterForKey("k1")
+	if c.Failover(old.Addr()) == old {
+		t.Fatal("Failover kept the master")
+	}
+	if got, err := rc.Get(ctx, "k1").Result(); err != nil || got != "1" {
+		t.Fatalf("GET k1 after failover = %q, %v", got, err)
 	}
 }
