@@ -13,7 +13,8 @@
 // (StartSentinel) and Redis Clusters with replicas (StartCluster); each
 // deployment's Client is a redis.UniversalClient, so a test can run the same
 // body against any of them. Servers and clusters can speak TLS only
-// (Options.TLS, ClusterOptions.TLS).
+// (Options.TLS, ClusterOptions.TLS), and can be given least-privilege ACL
+// users whose denials the test reads back (AddUser, ACLLog).
 package redistest
 
 import (
@@ -66,6 +67,7 @@ type Server struct {
 	proc    *os.Process
 	exited  chan struct{} // closed when proc has been reaped
 	clients []*redis.Client
+	users   []aclUser // applied again after Restart
 }
 
 // Start launches a private redis-server for t (or connects to REDIS_URL) and
@@ -255,7 +257,8 @@ func (s *Server) signal(sig syscall.Signal) {
 	}
 }
 
-// launch starts the process and waits for PING.
+// launch starts the process, waits for PING and gives it the ACL users
+// added so far (a restarted server has forgotten them).
 func (s *Server) launch() error {
 	args := []string{
 		"--bind", "127.0.0.1",
@@ -283,7 +286,14 @@ func (s *Server) launch() error {
 	}
 	s.mu.Lock()
 	s.proc, s.exited = cmd.Process, exited
+	users := append([]aclUser(nil), s.users...)
 	s.mu.Unlock()
+	for _, u := range users {
+		if err := u.apply(context.Background(), probe); err != nil {
+			s.signal(syscall.SIGKILL)
+			return err
+		}
+	}
 	return nil
 }
 
