@@ -24,6 +24,7 @@ func TestTheQueueWorksOnRedisCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster")
 	}
+	redistest.Parallel(t)
 	rc := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3}).Client()
 	ctx := context.Background()
 	for _, ns := range []string{"chronos", "billing"} {

@@ -39,6 +39,7 @@ type overlapRig struct {
 
 func newOverlapRig(t *testing.T, o Overlap, processIn time.Duration) *overlapRig {
 	t.Helper()
+	redistest.Parallel(t)
 	srv := redistest.Start(t)
 	logs := &logBuffer{}
 	s := NewScheduler(srv.Client(), SchedulerConfig{InstanceID: "rig", Logger: slog.New(slog.NewTextHandler(logs, nil))})

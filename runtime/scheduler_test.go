@@ -57,8 +57,11 @@ type schedEnv struct {
 	logs  *logBuffer
 }
 
+// newSchedEnv gives t a private redis-server, and runs t in parallel with
+// the package's other tests on theirs.
 func newSchedEnv(t *testing.T, opts ...redistest.Options) *schedEnv {
 	t.Helper()
+	redistest.Parallel(t)
 	s := redistest.Start(t, opts...)
 	return &schedEnv{t: t, redis: s, rdb: s.Client(), insp: NewInspector(s.Client()), logs: &logBuffer{}}
 }

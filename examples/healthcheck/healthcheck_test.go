@@ -64,6 +64,7 @@ func next(t *testing.T, checks <-chan healthcheck.Check, schedule string) health
 }
 
 func TestGeneratedRegistrationFiresTheClusterCheckAndRunsIt(t *testing.T) {
+	redistest.Parallel(t)
 	checks := startReplica(t, redistest.Start(t).Options(), "replica-a")
 
 	c := next(t, checks, "healthcheck.Monitor.Cluster")
@@ -79,6 +80,7 @@ func TestGeneratedRegistrationFiresTheClusterCheckAndRunsIt(t *testing.T) {
 }
 
 func TestLocalCheckRunsOnTheInstanceThatFiredIt(t *testing.T) {
+	redistest.Parallel(t)
 	checks := startReplica(t, redistest.Start(t).Options(), "replica-a")
 
 	c := next(t, checks, "healthcheck.Monitor.Local")

@@ -359,3 +359,16 @@ func tail(b []byte, n int) string {
 	}
 	return string(b)
 }
+
+// Parallel marks t as a test that runs in parallel with the package's
+// other parallel tests, each on its own private server. It does nothing
+// for a benchmark, or when REDIS_URL points the tests at one shared server
+// (Start flushes it, so its tests must run one at a time).
+func Parallel(t testing.TB) {
+	if os.Getenv("REDIS_URL") != "" {
+		return
+	}
+	if p, ok := t.(interface{ Parallel() }); ok {
+		p.Parallel()
+	}
+}
