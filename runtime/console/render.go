@@ -77,6 +77,7 @@ func (c *Console) parseTemplates() *templates {
 		"inZone": inZone,
 		"rel":    c.relative,
 		"dur":    fmtDuration,
+		"since":  roughly,
 		"pretty": prettyJSON,
 		"join":   strings.Join,
 		"lines":  func(s string) []string { return strings.Split(s, "\n") },
