@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // lockedBuffer is a buffer the command writes to while the test reads it.
@@ -108,7 +110,7 @@ func TestWebServesTheConsoleOnLoopbackUntilInterrupted(t *testing.T) {
 func TestWebTakesCredentialsFromTheEnvironmentAndNeverPrintsThem(t *testing.T) {
 	c := startCluster(t)
 	t.Setenv(envBasicAuth, "ops:hunter2-secret")
-	w := startWeb(t, "-redis", c.redis.URL(), "-read-only", "-prefix", "/chronos")
+	w := startWeb(t, "-redis", c.redis.URL(), "-read-only", "-prefix", "/chronos", "-refresh", "0")
 	if !strings.HasSuffix(w.url, "/chronos/") || !strings.Contains(w.stdout.String(), "(read-only)") {
 		t.Fatalf("stdout: %s", w.stdout)
 	}
@@ -116,8 +118,8 @@ func TestWebTakesCredentialsFromTheEnvironmentAndNeverPrintsThem(t *testing.T) {
 		t.Fatalf("without credentials: %d", status)
 	}
 	status, body := httpGet(t, w.url+"schedules", func(r *http.Request) { r.SetBasicAuth("ops", "hunter2-secret") })
-	if status != http.StatusOK || strings.Contains(body, `method="post"`) {
-		t.Fatalf("read-only schedules with credentials: %d", status)
+	if status != http.StatusOK || strings.Contains(body, `method="post"`) || !strings.Contains(body, `data-refresh="0"`) {
+		t.Fatalf("read-only schedules with credentials and no refresh: %d\n%s", status, body)
 	}
 	w.stop()
 	help := invoke("web", "-h")
@@ -145,6 +147,32 @@ func TestWebRejectsBadFlagsBeforeListening(t *testing.T) {
 		r := invoke(args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, "usage: chronos web") {
 			t.Errorf("chronos %s: exit %d, stderr %q", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+}
+
+func TestWebRedactsTheRedisPasswordAndSaysWhenRedisRefusesIt(t *testing.T) {
+	c := startCluster(t)
+	// The server now wants another password than the console's. (The
+	// cluster's pooled connections are authenticated already.)
+	ctx := context.Background()
+	must(t, c.rdb.ConfigSet(ctx, "requirepass", "the-real-one").Err())
+	t.Cleanup(func() {
+		admin := c.redis.NewClient(func(o *redis.Options) { o.Password = "the-real-one" })
+		_ = admin.ConfigSet(ctx, "requirepass", "").Err()
+	})
+	w := startWeb(t, "-redis", strings.Replace(c.redis.URL(), "redis://", "redis://:pw-not-shown@", 1))
+	status, body := httpGet(t, w.url, nil)
+	if status != http.StatusServiceUnavailable || !strings.Contains(body, "Redis is unavailable") {
+		t.Fatalf("overview with its AUTH refused: %d\n%s", status, body)
+	}
+	w.stop()
+	if !strings.Contains(w.stdout.String(), "redis://:xxxxx@") {
+		t.Errorf("stdout does not name the Redis with its password redacted: %s", w.stdout)
+	}
+	for _, out := range []string{w.stdout.String(), w.stderr.String(), body} {
+		if strings.Contains(out, "pw-not-shown") {
+			t.Fatalf("the Redis password was shown:\n%s", out)
 		}
 	}
 }

@@ -202,3 +202,19 @@ func TestAReturnAddressOutsideTheConsoleIsIgnored(t *testing.T) {
 		}
 	}
 }
+
+func TestTriggerSaysHowPausesAndAMissingLeaderShapeTheRequest(t *testing.T) {
+	f := start(t, fixtureOptions{})
+	f.waitLeader()
+	ctx := context.Background()
+	b := f.browser()
+	must(t, f.insp.PauseSchedule(ctx, "nightly", chronos.PauseOptions{Job: "orders"}))
+	must(t, f.insp.PauseSchedule(ctx, "reports.daily", chronos.PauseOptions{}))
+	contains(t, "trigger of a group with a paused job", b.submit("/schedules", "/schedules/nightly/trigger", nil).body,
+		"Paused jobs are left out: orders.")
+	contains(t, "trigger of a paused schedule", b.submit("/schedules", "/schedules/reports.daily/trigger", nil).body,
+		"The schedule is paused; a request fires it anyway.")
+	must(t, f.sched.Shutdown(ctx))
+	contains(t, "trigger without a leader", b.submit("/schedules", "/schedules/manual/trigger", nil).body,
+		"No scheduler leads now: the request waits until one does.")
+}

@@ -208,6 +208,14 @@ func TestConsoleInARealBrowser(t *testing.T) {
 		step(t, tab, "open the schedules", chromedp.Navigate(f.base+"/schedules"), chromedp.WaitVisible(chromedp.CSS(rowSel("tick"))))
 		eventually(t, "tick to fire", func() bool { return len(f.firings("tick", "trigger")) > 0 })
 		openActions(t, tab, "tick")
+		// While its actions are open the row is left alone; other rows of
+		// the same table keep updating.
+		evalJS[bool](t, tab, fmt.Sprintf(`document.querySelector(%q).__kept = true`, rowSel("tick")+" details.actions"))
+		witnessLast := evalJS[string](t, tab, fmt.Sprintf(`document.querySelector(%q).cells[3].textContent`, rowSel("witness")))
+		waitJS(t, tab, "the witness row to update", fmt.Sprintf(`document.querySelector(%q).cells[3].textContent !== %q`, rowSel("witness"), witnessLast))
+		if !evalJS[bool](t, tab, fmt.Sprintf(`document.querySelector(%q).__kept === true`, rowSel("tick")+" details.actions")) {
+			t.Fatal("the row with open actions was replaced by a live update")
+		}
 		form := rowSel("tick") + " form.pause"
 		step(t, tab, "fill in and submit the pause form",
 			chromedp.SendKeys(chromedp.CSS(form+` input[name="note"]`), "browser test"),
@@ -259,6 +267,22 @@ func TestConsoleInARealBrowser(t *testing.T) {
 		must(t, err)
 	})
 
+	t.Run("live updates can be paused", func(t *testing.T) {
+		step(t, tab, "open the schedules", chromedp.Navigate(f.base+"/schedules"), chromedp.WaitVisible(chromedp.CSS(rowSel("nightly"))))
+		waitJS(t, tab, "live updates running", `document.getElementById("live-status").textContent.startsWith("live ·")`)
+		step(t, tab, "click Pause live updates", chromedp.Click(chromedp.ID("live-toggle"), chromedp.NodeVisible))
+		waitJS(t, tab, "the paused state", `document.getElementById("live-status").textContent === "live updates paused"`)
+		must(t, f.insp.PauseSchedule(ctx, "nightly", chronos.PauseOptions{Note: "while live is off"}))
+		witnessed(t, 2) // two seconds: four refresh intervals
+		if evalJS[bool](t, tab, fmt.Sprintf(`document.querySelector(%q).textContent.includes("while live is off")`, rowSel("nightly"))) {
+			t.Fatal("the page updated while live updates were paused")
+		}
+		step(t, tab, "click Resume live updates", chromedp.Click(chromedp.ID("live-toggle"), chromedp.NodeVisible))
+		waitJS(t, tab, "the update", fmt.Sprintf(`document.querySelector(%q).textContent.includes("while live is off")`, rowSel("nightly")))
+		_, err := f.insp.ResumeSchedule(ctx, "nightly", "")
+		must(t, err)
+	})
+
 	t.Run("trigger now fires a schedule once", func(t *testing.T) {
 		step(t, tab, "open schedule manual", chromedp.Navigate(f.base+"/schedules/manual"), chromedp.WaitVisible(chromedp.ID("history")))
 		step(t, tab, "open its actions", chromedp.Click(chromedp.CSS("#state details.actions summary"), chromedp.NodeVisible))
@@ -301,5 +325,19 @@ func TestConsoleInARealBrowser(t *testing.T) {
 		if s, _ := f.insp.Schedule(ctx, "tick"); s.Paused != nil {
 			t.Fatalf("the refused POST paused tick: %+v", s.Paused)
 		}
+	})
+	t.Run("a failed update says why and keeps the page", func(t *testing.T) {
+		if f.redis.External() {
+			t.Skip("REDIS_URL is set: this step must stop its Redis")
+		}
+		step(t, tab, "open the schedules", chromedp.Navigate(f.base+"/schedules"), chromedp.WaitVisible(chromedp.CSS(rowSel("tick"))))
+		f.redis.Stop()
+		waitJS(t, tab, "the failure in the header", `document.getElementById("live-status").textContent.startsWith("update failed: 503 Redis is unavailable")`)
+		if !evalJS[bool](t, tab, fmt.Sprintf(`document.querySelector(%q) !== null`, rowSel("tick"))) {
+			t.Fatal("the failed update emptied the page")
+		}
+		screenshot(t, tab, dir, "redis-down.png")
+		f.redis.Restart()
+		waitJS(t, tab, "updates to resume", `document.getElementById("live-status").textContent.startsWith("live ·")`)
 	})
 }

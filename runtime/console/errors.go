@@ -76,7 +76,8 @@ func isOutage(err error) bool {
 		}
 	}
 	msg := err.Error()
-	for _, s := range []string{"LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "connection refused", "i/o timeout"} {
+	for _, s := range []string{"LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "NOAUTH ", "WRONGPASS ", "ERR AUTH ",
+		"connection refused", "i/o timeout"} {
 		if strings.Contains(msg, s) {
 			return true
 		}

@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -78,4 +79,23 @@ func TestARedisOutageGetsAServiceUnavailablePage(t *testing.T) {
 	}
 	f.redis.Restart()
 	eventually(t, "the console to recover", func() bool { return b.get("/queues").status == http.StatusOK })
+}
+
+// panicky is a health source with a bug.
+type panicky struct{}
+
+func (panicky) ScheduleHealth(context.Context, []string) (map[string]console.Health, error) {
+	panic("health source bug")
+}
+
+func TestAPanicRendersAnErrorPageWithoutAStack(t *testing.T) {
+	f := start(t, fixtureOptions{noSched: true, console: console.Options{Health: panicky{}}})
+	r := f.browser().get("/")
+	if r.status != http.StatusInternalServerError || !strings.Contains(r.body, "Internal error") {
+		t.Fatalf("GET / with a panicking handler: %d\n%s", r.status, r.body)
+	}
+	noStack(t, "the panic page", r.body)
+	if !strings.Contains(f.logs.String(), "health source bug") || !strings.Contains(f.logs.String(), "stack=") {
+		t.Fatalf("the panic and its stack are not in the log:\n%s", f.logs.String())
+	}
 }

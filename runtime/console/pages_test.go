@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -145,4 +146,24 @@ func TestWrongMethodsAndUnknownPathsGetPages(t *testing.T) {
 			t.Errorf("GET %s: %d, want a 4xx page saying %q\n%s", path, r.status, want, r.body)
 		}
 	}
+}
+
+func TestNewQueuesAppearWithinFiveSeconds(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	f := start(t, fixtureOptions{noSched: true, console: optsNow(clock)})
+	b := f.browser()
+	if strings.Contains(b.ok("/queues"), `data-queue="fresh"`) {
+		t.Fatal("queue fresh listed before it exists")
+	}
+	_, err := f.client.Enqueue(context.Background(), report{}, chronos.WithQueue("fresh"))
+	must(t, err)
+	if strings.Contains(b.ok("/queues"), `data-queue="fresh"`) {
+		t.Fatal("the queue names were scanned again within 5 s")
+	}
+	mu.Lock()
+	now = now.Add(5 * time.Second)
+	mu.Unlock()
+	contains(t, "queues 5 s later", b.ok("/queues"), `data-queue="fresh"`)
 }

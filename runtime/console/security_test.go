@@ -28,6 +28,9 @@ func TestEveryResponseCarriesTheSecurityHeaders(t *testing.T) {
 			}
 		}
 	}
+	if cc := b.get("/schedules").header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("a page has Cache-Control %q, want no-store", cc)
+	}
 	// No inline script or style for the policy to forbid.
 	body := b.ok("/")
 	for _, bad := range []string{"<script>", "style=", "onclick", "javascript:"} {
@@ -41,7 +44,13 @@ func TestAPostWithoutTheCSRFTokenIsRefusedAndChangesNothing(t *testing.T) {
 	f := start(t, fixtureOptions{})
 	b := f.browser()
 	ctx := context.Background()
-	b.ok("/schedules") // a real session: the browser has the CSRF cookie
+	// A real session: the first page sets the CSRF cookie, out of reach of
+	// scripts and of other sites.
+	first := b.get("/schedules")
+	if ck := first.header.Get("Set-Cookie"); !strings.HasPrefix(ck, "chronos_csrf=") || !strings.Contains(ck, "HttpOnly") ||
+		!strings.Contains(ck, "SameSite=Strict") || !strings.Contains(ck, "Path=/") {
+		t.Fatalf("CSRF cookie: %q", ck)
+	}
 
 	r := b.post("/schedules/tick/pause", url.Values{"note": {"no token"}})
 	if r.status != http.StatusForbidden || !strings.Contains(r.body, "Missing CSRF token") {
