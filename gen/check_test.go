@@ -57,20 +57,6 @@ func between(s, open, close string) string {
 	return before
 }
 
-func TestSuggestFindsPlausibleTyposOnly(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"strat-delay", "start-delay"},
-		{"evry", "every"},
-		{"maxretry", "max-retry"},
-		{"timezone", ""}, // too far from tz to be a typo of it
-		{"misfir", "misfire"},
-	} {
-		if got := suggest(tc.in, keyNames()); got != tc.want {
-			t.Errorf("suggest(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestLowerFirst(t *testing.T) {
 	for in, want := range map[string]string{"Jobs": "jobs", "HTTPPoller": "httpPoller", "ID": "id", "jobs": "jobs", "A": "a"} {
 		if got := lowerFirst(in); got != want {

@@ -29,6 +29,9 @@ const (
 // The result equals rendering and formatting the whole file at once (a
 // test holds it to that).
 func Emit(m *Package) ([]byte, error) {
+	if err := checkOptions(m); err != nil {
+		return nil, fmt.Errorf("emit %s: %w", m.Path, err)
+	}
 	e := newEmitter(m)
 	pieces := e.pieces()
 	if err := renderPieces(e, pieces); err != nil {
@@ -396,39 +399,6 @@ func (e *emitter) group(g Group) jen.Code {
 
 func source(s Source) jen.Code {
 	return jen.Qual(RuntimePath, "WithSource").Call(jen.Lit(s.File), jen.Lit(s.Line))
-}
-
-// options renders key=value settings as chronos options, in key-table order.
-func options(opts []Option) []jen.Code {
-	var out []jen.Code
-	q := func(name string) *jen.Statement { return jen.Qual(RuntimePath, name) }
-	for _, o := range opts {
-		var c jen.Code
-		switch o.Key {
-		case "tz":
-			c = q("WithTimeZone").Call(jen.Lit(o.Str))
-		case "dst":
-			c = q("WithDST").Call(jen.Qual(cronPath, "DST"+upperFirst(o.Str)))
-		case "misfire":
-			c = q("WithMisfire").Call(jen.Lit(o.Str))
-		case "isolated":
-			c = q("WithIsolated").Call(jen.Lit(o.Bool))
-		case "overlap":
-			c = q("WithOverlap").Call(q("Overlap" + upperFirst(o.Str)))
-		case "queue":
-			c = q("WithQueue").Call(jen.Lit(o.Str))
-		case "max-retry":
-			c = q("WithMaxRetry").Call(jen.Lit(o.Int))
-		case "timeout":
-			c = q("WithTimeout").Call(durationCode(o.Dur))
-		case "process-in":
-			c = q("WithProcessIn").Call(durationCode(o.Dur))
-		default:
-			panic("chronosgen: no option for key " + o.Key) // the key table and this switch disagree
-		}
-		out = append(out, c)
-	}
-	return out
 }
 
 func simpleCode(t Trigger) jen.Code {

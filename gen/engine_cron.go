@@ -8,33 +8,51 @@ import (
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
 
-// cronError is a cron problem at a byte range of the expression.
-type cronError struct {
-	Offset, Len int
-	Msg         string
-	Never       bool // the expression is valid but has no fire time left
+// CronError is a cron expression the scheduler would refuse, as chronosgen
+// reports it.
+type CronError struct {
+	Offset, Len int    // byte range of the bad field in the expression (Len 0: a point, or the whole)
+	Msg         string // what is wrong, without the position
+	Err         error  // the runtime's error: a *cron.SyntaxError, or one wrapping trigger.ErrNeverFires, …
 }
 
-// parseCron validates a cron expression with runtime/cron, the parser the
-// scheduler runs, and checks with runtime/trigger that it still fires from
-// now on: the scheduler refuses, at registration, a trigger whose fire times
-// all lie in the past (say, `0 0 12 1 1 ? 2020`), so the generator does too.
-func parseCron(expr string) *cronError {
+// Error is the message generation prints after the directive's position.
+func (e *CronError) Error() string { return "bad cron expression: " + e.Msg }
+
+// Unwrap returns the runtime's error, so errors.As finds a
+// *cron.SyntaxError and errors.Is finds trigger.ErrNeverFires.
+func (e *CronError) Unwrap() error { return e.Err }
+
+// CheckCron validates a cron expression as generation does: with
+// runtime/cron, the parser the scheduler runs, and with runtime/trigger
+// that it still fires from now on, since the scheduler refuses, at
+// registration, a trigger whose fire times all lie in the past (say,
+// `0 0 12 1 1 ? 2020`) or that has none at all (`0 0 2 30 2 ?`). The error
+// is a *CronError. chronosgen next calls it too, so the command and
+// generation agree on what is valid.
+func CheckCron(expr string) error {
+	if e := checkCron(expr); e != nil {
+		return e
+	}
+	return nil
+}
+
+func checkCron(expr string) *CronError {
 	e, err := cron.Parse(expr)
 	if err != nil {
 		var se *cron.SyntaxError
 		if errors.As(err, &se) {
-			return &cronError{Offset: se.Offset, Len: se.Len, Msg: se.Msg}
+			return &CronError{Offset: se.Offset, Len: se.Len, Msg: se.Msg, Err: err}
 		}
-		return &cronError{Msg: err.Error()}
+		return &CronError{Msg: err.Error(), Err: err}
 	}
 	if err := (trigger.Cron{Schedule: cron.Schedule{Expr: e}, Start: time.Now()}).Validate(); err != nil {
 		if errors.Is(err, trigger.ErrNeverFires) {
 			// The runtime's message names the start instant; keep the
 			// clock out of diagnostics so they are reproducible.
-			return &cronError{Msg: "it has no fire time from now on; the scheduler would refuse it (trigger will never fire)", Never: true}
+			return &CronError{Msg: "it has no fire time from now on; the scheduler would refuse it (trigger will never fire)", Err: err}
 		}
-		return &cronError{Msg: err.Error()}
+		return &CronError{Msg: err.Error(), Err: err}
 	}
 	return nil
 }

@@ -40,6 +40,9 @@ func FuzzCheckDirective(f *testing.F) {
 		`group=nightly id=x`,
 		`cron="0\t0 2 * 13 ?"`,
 		`every=500ms`,
+		`Every=1m tz=UTC`,
+		`cron=0 0 2 * * ? queue=q`,
+		`every=1m max-retry=99999999999999999999`,
 	} {
 		f.Add(s)
 	}

@@ -2,7 +2,11 @@ package gen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/chronos-go/chronos/runtime/trigger"
+	"github.com/dave/jennifer/jen"
 )
 
 // valueType says how a key's value is read.
@@ -66,7 +70,7 @@ func (k triggerKind) String() string {
 }
 
 // key describes one directive key. The single table below drives parsing,
-// validation, -help-directives and docs/directives.md.
+// validation, emission, -help-directives and docs/directives.md.
 type key struct {
 	name    string
 	typ     valueType
@@ -74,10 +78,25 @@ type key struct {
 	on      place
 	trigger triggerKind
 	doc     string
+
+	// emit renders the key's setting as the chronos option the generated
+	// code passes (emit_options.go). It is nil for the keys that make up a
+	// trigger (cron, every and the simple trigger's fields) or name a
+	// schedule (id, group): Check reads those into the model's Trigger and
+	// IDs, and the emitter writes them from there.
+	emit func(Option) jen.Code
 }
+
+// isOption reports whether k becomes a chronos option rather than part of
+// a trigger or a schedule's identity.
+func (k *key) isOption() bool { return k.emit != nil }
 
 // keys is the table of every key, in documentation order. Options are
 // emitted in this order too, which keeps the generated code stable.
+//
+// A new option key is one row here with its emit function, plus a case in
+// keyCases (keys_test.go), which proves that every row is parsed,
+// documented and emitted.
 var keys = []key{
 	{name: "id", typ: typeID, on: onSchedule | onJob | onGroup,
 		doc: "Stable identifier, persisted by the scheduler. Default `<package>.<Recv>.<Method>` (or `<package>.<Func>`); required when a handler has several schedules."},
@@ -98,30 +117,23 @@ var keys = []key{
 	{name: "forever", typ: typeBool, on: onSchedule | onGroup, trigger: simpleTrigger,
 		doc: "`forever=true` repeats without end (the default); excludes `repeat`."},
 	{name: "tz", typ: typeZone, on: onSchedule | onGroup, trigger: cronTrigger,
-		doc: "IANA time zone the cron expression is read in. Default UTC."},
+		doc: "IANA time zone the cron expression is read in. Default UTC.", emit: emitTimeZone},
 	{name: "dst", typ: typeEnum, enum: []string{"quartz", "shiftGap"}, on: onSchedule | onGroup, trigger: cronTrigger,
-		doc: "Daylight-saving handling: `quartz` (default; skipped local times do not fire) or `shiftGap` (fire at the first instant after the gap)."},
+		doc: "Daylight-saving handling: `quartz` (default; skipped local times do not fire) or `shiftGap` (fire at the first instant after the gap).", emit: emitDST},
 	{name: "misfire", typ: typePolicy, on: onSchedule | onGroup,
-		doc: "Misfire policy, by trigger kind. cron: `smartPolicy` (default), `ignoreMisfires`, `fireOnceNow`, `doNothing`. every: `smartPolicy` (default), `ignoreMisfires`, `fireNow`, `rescheduleNowWithExistingRepeatCount`, `rescheduleNowWithRemainingRepeatCount`, `rescheduleNextWithExistingCount`, `rescheduleNextWithRemainingCount`."},
+		doc: misfireDoc(), emit: emitMisfire},
 	{name: "isolated", typ: typeBool, on: onSchedule | onGroup,
-		doc: "`true` fires on every live instance instead of once per cluster."},
+		doc: "`true` fires on every live instance instead of once per cluster.", emit: emitIsolated},
 	{name: "overlap", typ: typeEnum, enum: []string{"allow", "skip", "bufferOne"}, on: onSchedule | onGroup,
-		doc: "What a fire does while the previous run is still going: `allow` (default), `skip`, `bufferOne`."},
+		doc: "What a fire does while the previous run is still going: `allow` (default), `skip`, `bufferOne`.", emit: emitOverlap},
 	{name: "queue", typ: typeString, on: onSchedule | onJob | onGroup,
-		doc: "Queue the tasks are enqueued on."},
+		doc: "Queue the tasks are enqueued on.", emit: emitQueue},
 	{name: "max-retry", typ: typeCount, on: onSchedule | onJob | onGroup,
-		doc: "Retries after a failed attempt."},
+		doc: "Retries after a failed attempt.", emit: emitMaxRetry},
 	{name: "timeout", typ: typeDuration, on: onSchedule | onJob | onGroup,
-		doc: "Per-attempt time limit of each task."},
+		doc: "Per-attempt time limit of each task.", emit: emitTimeout},
 	{name: "process-in", typ: typeDuration, on: onSchedule | onJob | onGroup,
-		doc: "Enqueue each task to run this long after its fire time."},
-}
-
-// triggerKeys are the keys that define a trigger; they are forbidden on a
-// schedule that joins a group.
-func isTriggerKey(name string) bool {
-	k := lookupKey(name)
-	return k != nil && k.on&onJob == 0
+		doc: "Enqueue each task to run this long after its fire time.", emit: emitProcessIn},
 }
 
 func lookupKey(name string) *key {
@@ -133,14 +145,25 @@ func lookupKey(name string) *key {
 	return nil
 }
 
-// keyIndex is the position of name in the table, for ordering options.
-func keyIndex(name string) int {
-	for i := range keys {
-		if keys[i].name == name {
-			return i
+// misfireDoc is the meaning of the misfire key: the policies of each
+// trigger kind as the runtime lists them, so a policy added there shows up
+// in -help-directives and docs/directives.md without an edit here.
+func misfireDoc() string {
+	return "Misfire policy, by trigger kind. cron: " + policyList(trigger.KindCron) +
+		". every: " + policyList(trigger.KindSimple) + "."
+}
+
+func policyList(k trigger.Kind) string {
+	def, _ := trigger.ParsePolicy("", k) // the policy an unset misfire= means
+	var names []string
+	for _, p := range trigger.Policies(k) {
+		n := "`" + p.String() + "`"
+		if p == def {
+			n += " (default)"
 		}
+		names = append(names, n)
 	}
-	return len(keys)
+	return strings.Join(names, ", ")
 }
 
 // directiveNames are the //chronos: directives, with where they go.
@@ -187,16 +210,50 @@ func KeyTable() string {
 	return b.String()
 }
 
-// suggest returns the candidate nearest to s by edit distance, or "" when
-// none is close enough to be a plausible typo.
+// suggest returns the candidate s most plausibly misspells, or "" when none
+// is close enough or two are equally close. A candidate that differs from s
+// only in case wins outright (Every → every, DoNothing → doNothing);
+// otherwise edit distance decides, counted ignoring case.
 func suggest(s string, candidates []string) string {
-	best, bestD := "", max(1, len(s)/3)+1
+	var folded []string
 	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestD {
-			best, bestD = c, d
+		if strings.EqualFold(s, c) && !slices.Contains(folded, c) {
+			folded = append(folded, c)
 		}
 	}
+	switch len(folded) {
+	case 1:
+		return folded[0]
+	case 0:
+	default:
+		return "" // ambiguous: nightly and Nightly both exist
+	}
+	best, bestD, tie := "", max(1, len(s)/3)+1, false
+	lower := strings.ToLower(s)
+	for _, c := range candidates {
+		d := editDistance(lower, strings.ToLower(c))
+		switch {
+		case d < bestD:
+			best, bestD, tie = c, d, false
+		case d == bestD && best != "" && c != best:
+			tie = true
+		}
+	}
+	if tie {
+		return ""
+	}
 	return best
+}
+
+// lookupKeyFold returns the key that name spells in another case (Every,
+// MAX-RETRY), or nil.
+func lookupKeyFold(name string) *key {
+	for i := range keys {
+		if strings.EqualFold(keys[i].name, name) {
+			return &keys[i]
+		}
+	}
+	return nil
 }
 
 func keyNames() []string {

@@ -187,7 +187,12 @@ func scanTags(fset *token.FileSet, ts *ast.TypeSpec, r *reporter) []*rawDirectiv
 		}
 		args, errs := directive.Parse(val)
 		for _, e := range errs {
-			r.errorf(raw.posOf(e.Off), "syntax", "%s", e.Msg)
+			msg := e.Msg
+			if e.Unquoted != nil {
+				// Show the fix as it is written in a tag: '…' needs no escapes there.
+				msg = directive.UnquotedMsg(*e.Unquoted, '\'')
+			}
+			r.errorf(raw.posOf(e.Off), "syntax", "%s", msg)
 		}
 		raw.args, raw.bad = args, len(errs) > 0
 		out = append(out, raw)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"go/token"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -66,11 +67,16 @@ func readSpec(d *rawDirective, r *reporter) *spec {
 				msg += fmt.Sprintf("; did you mean %q?", sug)
 			}
 			r.errorf(d.keyPos(a), "unknown-key", "%s", msg)
-			s.dropped = true
-			continue
+			// A known key in the wrong case (Every=1m) can only mean that
+			// key: read it as such, so that what depends on it (its value,
+			// the trigger it selects) is checked in this run too.
+			if k = lookupKeyFold(a.Key); k == nil {
+				s.dropped = true
+				continue
+			}
 		}
-		if prev, ok := s.get(a.Key); ok {
-			r.errorf(d.keyPos(a), "duplicate-key", "key %q repeated", a.Key)
+		if prev, ok := s.get(k.name); ok {
+			r.errorf(d.keyPos(a), "duplicate-key", "key %q repeated", k.name)
 			r.related(d.keyPos(prev.arg), "first set here")
 			continue
 		}
@@ -109,7 +115,12 @@ func parseValue(st *setting) error {
 		}
 		st.dur = d
 	case typeCount:
+		// 32 bits: the generated code passes an int, which may be that
+		// small on the platform the user builds for.
 		n, err := strconv.ParseInt(v, 10, 32)
+		if errors.Is(err, strconv.ErrRange) && n > 0 {
+			return fmt.Errorf("out of range: at most %d", math.MaxInt32)
+		}
 		if err != nil || n < 0 {
 			return errors.New("want a non-negative integer")
 		}
@@ -190,12 +201,12 @@ func readTrigger(s *spec, r *reporter) (Trigger, triggerKind, bool) {
 	if kind == cronTrigger {
 		st, _ := s.get("cron")
 		t.Cron = st.str
-		if e := parseCron(st.str); e != nil {
+		if e := checkCron(st.str); e != nil {
 			code := "bad-cron"
-			if e.Never {
+			if errors.Is(e, trigger.ErrNeverFires) {
 				code = "never-fires" // about the whole expression, not one field
 			}
-			r.errorf(s.d.valPos(st.arg, e.Offset), code, "bad cron expression: %s", e.Msg)
+			r.errorf(s.d.valPos(st.arg, e.Offset), code, "%v", e)
 		}
 		if st, ok := s.get("tz"); ok {
 			if err := loadZone(st.str); err != nil {
@@ -259,18 +270,16 @@ func checkIsolatedOverlap(s *spec, r *reporter) {
 }
 
 // options returns the settings that become chronos options, in key-table
-// order. Keys that shape the trigger or identity are not options.
+// order. Keys that make up the trigger or identity are not options (the
+// table says which: they have no emit function).
 func (s *spec) options() []Option {
 	var opts []Option
-	for _, k := range keys {
-		st, ok := s.get(k.name)
-		if !ok {
+	for i := range keys {
+		k := &keys[i]
+		if !k.isOption() {
 			continue
 		}
-		switch k.name {
-		case "id", "group", "cron", "every", "start-delay", "start", "end", "repeat", "forever":
-			continue
-		default:
+		if st, ok := s.get(k.name); ok {
 			opts = append(opts, Option{Key: k.name, Str: st.str, Int: st.n, Bool: st.b, Dur: st.dur})
 		}
 	}

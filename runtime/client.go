@@ -15,8 +15,8 @@ import (
 // Client enqueues tasks. It is safe for concurrent use; create one per
 // process and share it.
 type Client struct {
-	rdb *rdb.RDB
-	now func() time.Time
+	queue *rdb.RDB
+	now   func() time.Time
 }
 
 // ClientOption configures a Client or an Inspector.
@@ -39,16 +39,14 @@ func WithNamespace(ns string) ClientOption {
 	return clientOption(func(c *clientConfig) { c.namespace = ns })
 }
 
-// NewClient returns a Client that enqueues through rdb.
-func NewClient(rdb redis.UniversalClient, opts ...ClientOption) *Client {
+// NewClient returns a Client that enqueues through client.
+func NewClient(client redis.UniversalClient, opts ...ClientOption) *Client {
 	var cfg clientConfig
 	for _, o := range opts {
 		o.applyClient(&cfg)
 	}
-	return &Client{rdb: newRDB(rdb, cfg.namespace), now: time.Now}
+	return &Client{queue: rdb.New(client, cfg.namespace), now: time.Now}
 }
-
-func newRDB(c redis.UniversalClient, ns string) *rdb.RDB { return rdb.New(c, ns) }
 
 // Enqueue adds a task with args to its queue, or to its queue's delayed set
 // when WithProcessIn or WithProcessAt put it in the future. It is one round
@@ -76,7 +74,7 @@ func (c *Client) Enqueue(ctx context.Context, args TaskArgs, opts ...EnqueueOpti
 	if err != nil {
 		return nil, fmt.Errorf("chronos: enqueue %s: %w", kind, err)
 	}
-	id, dup, err := c.rdb.Enqueue(ctx, m.Queue, b, m.ID, due, now, cfg.task.dedupKey, cfg.task.dedupTTL)
+	id, dup, err := c.queue.Enqueue(ctx, m.Queue, b, m.ID, due, now, cfg.task.dedupKey, cfg.task.dedupTTL)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: enqueue %s: %w", kind, err)
 	}
@@ -128,7 +126,7 @@ func (c *Client) EnqueueMany(ctx context.Context, args []TaskArgs, opts ...Enque
 			batch = append(batch, it)
 		}
 	}
-	if err := c.rdb.EnqueueBatch(ctx, batch, now); err != nil {
+	if err := c.queue.EnqueueBatch(ctx, batch, now); err != nil {
 		return make([]*TaskInfo, len(args)), fmt.Errorf("chronos: enqueue %d tasks: %w", len(args), err)
 	}
 	for i, it := range items {

@@ -1,6 +1,9 @@
 package chronos
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrSkipRetry, returned by a handler or wrapped in the error it returns,
 // sends the task straight to the dead letters instead of retrying it. Use it
@@ -56,3 +59,11 @@ func (e *PanicError) Error() string {
 }
 
 func asPanic(err error, target **PanicError) bool { return errors.As(err, target) }
+
+// anyString is the text of a panic value.
+func anyString(v any) string {
+	if err, ok := v.(error); ok {
+		return err.Error()
+	}
+	return fmt.Sprint(v)
+}

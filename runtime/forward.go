@@ -20,7 +20,7 @@ const forwardBatch = 500
 func (s *Server) forwardLoop() {
 	defer s.loops.Done()
 	ctx := s.bgCtx
-	sub := s.rdb.C.Subscribe(ctx, s.rdb.K.Wake())
+	sub := s.queue.C.Subscribe(ctx, s.queue.K.Wake())
 	defer sub.Close()
 	wake := sub.Channel()
 	timer := time.NewTimer(0)
@@ -44,9 +44,9 @@ func (s *Server) forwardLoop() {
 // (zero if unknown or none).
 func (s *Server) forwardDue(ctx context.Context) time.Time {
 	var earliest time.Time
-	for _, q := range s.servedQueues() {
+	for _, q := range s.queues {
 		for {
-			moved, next, err := s.rdb.Forward(ctx, q, s.now(), forwardBatch)
+			moved, next, err := s.queue.Forward(ctx, q, s.now(), forwardBatch)
 			if err != nil {
 				s.log.Error("chronos: forward delayed tasks", "queue", q, "error", err)
 				break

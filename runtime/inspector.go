@@ -11,22 +11,29 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
+	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 )
 
-// Inspector reads and repairs the state of a namespace: dead letters and
-// run records here; the scheduler adds its own methods in its files.
+// Inspector reads and repairs the state of a namespace: queues, dead
+// letters and run records here; schedules, scheduler instances and the
+// leader in inspector_sched.go. It is safe for concurrent use.
 type Inspector struct {
-	rdb *rdb.RDB
+	ns    string
+	queue *rdb.RDB          // the task queue's storage
+	store *schedstore.Store // the scheduler's registry
 }
 
-// NewInspector returns an Inspector over rdb.
-func NewInspector(rdb redis.UniversalClient, opts ...ClientOption) *Inspector {
+// NewInspector returns an Inspector of the namespace (WithNamespace) that
+// client reaches.
+func NewInspector(client redis.UniversalClient, opts ...ClientOption) *Inspector {
 	var cfg clientConfig
 	for _, o := range opts {
 		o.applyClient(&cfg)
 	}
-	return &Inspector{rdb: newRDB(rdb, cfg.namespace)}
+	ns := keyspace.Namespace(cfg.namespace)
+	return &Inspector{ns: ns, queue: rdb.New(client, ns), store: schedstore.New(client, schedstore.Config{Namespace: ns})}
 }
 
 // DeadTask is a task in the dead letters: its payload intact, why it died
@@ -64,7 +71,7 @@ func (i *Inspector) ListDead(ctx context.Context, opts ListOptions) ([]*DeadTask
 	if opts.Limit <= 0 {
 		opts.Limit = 100
 	}
-	ms, err := i.rdb.ListDead(ctx, max(opts.Offset, 0), opts.Limit)
+	ms, err := i.queue.ListDead(ctx, max(opts.Offset, 0), opts.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: list dead tasks: %w", err)
 	}
@@ -77,7 +84,7 @@ func (i *Inspector) ListDead(ctx context.Context, opts ListOptions) ([]*DeadTask
 
 // CountDead returns the number of dead letters.
 func (i *Inspector) CountDead(ctx context.Context) (int, error) {
-	n, err := i.rdb.CountDead(ctx)
+	n, err := i.queue.CountDead(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("chronos: count dead tasks: %w", err)
 	}
@@ -86,7 +93,7 @@ func (i *Inspector) CountDead(ctx context.Context) (int, error) {
 
 // GetDead returns dead letter id, or an error wrapping ErrTaskNotFound.
 func (i *Inspector) GetDead(ctx context.Context, id string) (*DeadTask, error) {
-	m, err := i.rdb.GetDead(ctx, id)
+	m, err := i.queue.GetDead(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: get dead task: %w", notFound(err))
 	}
@@ -98,7 +105,7 @@ func (i *Inspector) GetDead(ctx context.Context, id string) (*DeadTask, error) {
 // ErrTaskNotFound if the dead letter does not exist (or was requeued or
 // deleted meanwhile).
 func (i *Inspector) RequeueDead(ctx context.Context, id string) (*TaskInfo, error) {
-	m, err := i.rdb.GetDead(ctx, id)
+	m, err := i.queue.GetDead(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: requeue dead task: %w", notFound(err))
 	}
@@ -106,7 +113,7 @@ func (i *Inspector) RequeueDead(ctx context.Context, id string) (*TaskInfo, erro
 	if m.Queue == "" {
 		m.Queue = DefaultQueue
 	}
-	if err := i.rdb.RequeueDead(ctx, m); err != nil {
+	if err := i.queue.RequeueDead(ctx, m); err != nil {
 		return nil, fmt.Errorf("chronos: requeue dead task: %w", notFound(err))
 	}
 	return &TaskInfo{ID: m.ID, Kind: m.Kind, Queue: m.Queue, MaxRetry: m.MaxRetry, ProcessAt: time.Now()}, nil
@@ -115,7 +122,7 @@ func (i *Inspector) RequeueDead(ctx context.Context, id string) (*TaskInfo, erro
 // DeleteDead deletes dead letter id. It returns an error wrapping
 // ErrTaskNotFound if it does not exist.
 func (i *Inspector) DeleteDead(ctx context.Context, id string) error {
-	if err := i.rdb.DeleteDead(ctx, id); err != nil {
+	if err := i.queue.DeleteDead(ctx, id); err != nil {
 		return fmt.Errorf("chronos: delete dead task: %w", notFound(err))
 	}
 	return nil
@@ -134,6 +141,9 @@ type RunRecord struct {
 	Error       string          // failures
 	ScheduleID  string
 	TriggerTime time.Time
+	// Instance is the scheduler instance that ran an isolated task in
+	// process (Queue is then LocalQueue); "" for queued tasks.
+	Instance string
 }
 
 // ListRuns returns up to limit (default 100) run records of kind, most
@@ -142,31 +152,19 @@ func (i *Inspector) ListRuns(ctx context.Context, kind string, limit int) ([]*Ru
 	if limit <= 0 {
 		limit = 100
 	}
-	msgs, err := i.rdb.ListRuns(ctx, kind, limit)
+	recs, err := i.queue.ListRuns(ctx, kind, limit)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: list runs: %w", err)
 	}
-	out := make([]*RunRecord, 0, len(msgs))
-	for _, x := range msgs {
-		v := func(k string) string { s, _ := x.Values[k].(string); return s }
-		r := &RunRecord{
-			TaskID: v("task_id"), Kind: kind, Queue: v("queue"), Status: v("status"),
-			Error: v("error"), ScheduleID: v("schedule"),
+	out := make([]*RunRecord, len(recs))
+	for k, r := range recs {
+		out[k] = &RunRecord{
+			TaskID: r.TaskID, Kind: kind, Queue: r.Queue, Status: r.Status, Attempt: r.Attempt,
+			Start: r.Start, Duration: r.Duration, Error: r.Error, ScheduleID: r.ScheduleID, TriggerTime: r.TriggerTime, Instance: r.Instance,
 		}
-		r.Attempt, _ = strconv.Atoi(v("attempt"))
-		if ms, err := strconv.ParseInt(v("start"), 10, 64); err == nil {
-			r.Start = time.UnixMilli(ms)
+		if r.Result != nil {
+			out[k].Result = json.RawMessage(r.Result)
 		}
-		if us, err := strconv.ParseInt(v("duration_us"), 10, 64); err == nil {
-			r.Duration = time.Duration(us) * time.Microsecond
-		}
-		if ms, err := strconv.ParseInt(v("trigger"), 10, 64); err == nil && ms != 0 {
-			r.TriggerTime = time.UnixMilli(ms)
-		}
-		if s := v("result"); s != "" {
-			r.Result = json.RawMessage(s)
-		}
-		out = append(out, r)
 	}
 	return out, nil
 }
@@ -215,7 +213,7 @@ type QueueInfo struct {
 
 // QueueInfo returns the state of queue, read in one round trip.
 func (i *Inspector) QueueInfo(ctx context.Context, queue string) (*QueueInfo, error) {
-	st, err := i.rdb.QueueStats(ctx, queue)
+	st, err := i.queue.QueueStats(ctx, queue)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: queue info: %w", err)
 	}
@@ -235,7 +233,7 @@ func (i *Inspector) QueueInfo(ctx context.Context, queue string) (*QueueInfo, er
 // once the queue resumes. The pause is stored in Redis and outlives
 // restarts and deploys.
 func (i *Inspector) PauseQueue(ctx context.Context, queue string) error {
-	if err := i.rdb.SetPaused(ctx, queue, true); err != nil {
+	if err := i.queue.SetPaused(ctx, queue, true); err != nil {
 		return fmt.Errorf("chronos: pause queue: %w", err)
 	}
 	return nil
@@ -243,7 +241,7 @@ func (i *Inspector) PauseQueue(ctx context.Context, queue string) error {
 
 // ResumeQueue lets servers take tasks of queue again.
 func (i *Inspector) ResumeQueue(ctx context.Context, queue string) error {
-	if err := i.rdb.SetPaused(ctx, queue, false); err != nil {
+	if err := i.queue.SetPaused(ctx, queue, false); err != nil {
 		return fmt.Errorf("chronos: resume queue: %w", err)
 	}
 	return nil

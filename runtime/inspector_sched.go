@@ -2,14 +2,10 @@ package chronos
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/schedstore"
@@ -19,6 +15,12 @@ import (
 // ErrScheduleNotFound is returned (wrapped) by Inspector methods for a
 // schedule that is not in the registry.
 var ErrScheduleNotFound = errors.New("chronos: schedule not found")
+
+// ErrIsolatedSchedule is returned (wrapped) for an operation an isolated
+// schedule does not support: each instance fires it from its own timer
+// and keeps its state in memory, so there is no cluster-wide past to
+// backfill.
+var ErrIsolatedSchedule = errors.New("chronos: not supported for an isolated schedule")
 
 // ScheduleInfo describes a schedule as the registry holds it: its
 // definition in force and its durable state. Schedules are listed from the
@@ -41,8 +43,11 @@ type ScheduleInfo struct {
 	NextFire    time.Time
 	LastFired   time.Time
 	LastOutcome string // "fired", "skipped:overlap", "misfire:<policy>", ...
-	Complete    bool
-	Paused      *Pause // the whole schedule; nil when not paused
+	// LastInstance is, for an isolated schedule, the instance that fired
+	// it last (each live instance fires it).
+	LastInstance string
+	Complete     bool
+	Paused       *Pause // the whole schedule; nil when not paused
 
 	DeclaredBy      string // instance whose definition is in force
 	DeclaredVersion string
@@ -81,6 +86,12 @@ type SchedulerInstance struct {
 type LeaderInfo struct {
 	InstanceID string
 	Epoch      int64
+	// LeaseRemaining is how long the lease lasts unless the leader renews
+	// it (it does every LeaderTTL/2).
+	LeaseRemaining time.Duration
+	// LastEpoch is the latest epoch ever issued in the namespace; it equals
+	// Epoch while the leader holds its term.
+	LastEpoch int64
 }
 
 // FiringRecord is one entry of a schedule's history: a firing and what
@@ -100,26 +111,38 @@ type FiringJob struct {
 	Result string // enqueued, buffered, skipped; cleared: TaskID's run no longer existed, its marker was dropped
 }
 
-func (i *Inspector) schedStore() *schedstore.Store {
-	return schedstore.New(i.rdb.C, schedstore.Config{Namespace: i.namespace()})
-}
-
-func (i *Inspector) namespace() string {
-	p := i.rdb.K.Prefix() // "{ns}:"
-	return strings.TrimSuffix(strings.TrimPrefix(p, "{"), "}:")
-}
-
 // Schedules lists every schedule of the namespace, ordered by ID.
 func (i *Inspector) Schedules(ctx context.Context) ([]*ScheduleInfo, error) {
-	list, err := i.schedStore().List(ctx)
+	list, err := i.store.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: list schedules: %w", err)
 	}
+	last, err := i.lastIsolatedFirings(ctx, list)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: list schedules: %w", err)
+	}
+	now := time.Now()
 	out := make([]*ScheduleInfo, len(list))
 	for k := range list {
-		out[k] = scheduleInfo(&list[k])
+		out[k] = scheduleInfo(&list[k], now, last)
 	}
 	return out, nil
+}
+
+// lastIsolatedFirings reads the newest firing record of the isolated
+// schedules of list: their state lives in each instance's memory, so the
+// history is where the registry knows when one last fired.
+func (i *Inspector) lastIsolatedFirings(ctx context.Context, list []schedstore.Schedule) (map[string]schedstore.FiringRecord, error) {
+	var ids []string
+	for k := range list {
+		if list[k].Isolated {
+			ids = append(ids, list[k].ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return i.store.LastFirings(ctx, ids)
 }
 
 // Schedule returns schedule id, or an error wrapping ErrScheduleNotFound.
@@ -128,11 +151,15 @@ func (i *Inspector) Schedule(ctx context.Context, id string) (*ScheduleInfo, err
 	if err != nil {
 		return nil, err
 	}
-	return scheduleInfo(&sc), nil
+	last, err := i.lastIsolatedFirings(ctx, []schedstore.Schedule{sc})
+	if err != nil {
+		return nil, fmt.Errorf("chronos: schedule %q: %w", id, err)
+	}
+	return scheduleInfo(&sc, time.Now(), last), nil
 }
 
 func (i *Inspector) getSchedule(ctx context.Context, id string) (schedstore.Schedule, error) {
-	sc, err := i.schedStore().Get(ctx, id)
+	sc, err := i.store.Get(ctx, id)
 	if errors.Is(err, schedstore.ErrNotFound) {
 		return sc, fmt.Errorf("chronos: schedule %q: %w", id, ErrScheduleNotFound)
 	}
@@ -142,7 +169,9 @@ func (i *Inspector) getSchedule(ctx context.Context, id string) (schedstore.Sche
 	return sc, nil
 }
 
-func scheduleInfo(sc *schedstore.Schedule) *ScheduleInfo {
+// scheduleInfo describes sc at now; last holds the newest firing records
+// of isolated schedules.
+func scheduleInfo(sc *schedstore.Schedule, now time.Time, last map[string]schedstore.FiringRecord) *ScheduleInfo {
 	kind, shiftGap := strings.CutSuffix(sc.Kind, dstSuffix)
 	info := &ScheduleInfo{
 		ID: sc.ID, Trigger: kind, Spec: sc.Spec, TimeZone: sc.Zone, Misfire: sc.Policy, Isolated: sc.Isolated,
@@ -162,7 +191,17 @@ func scheduleInfo(sc *schedstore.Schedule) *ScheduleInfo {
 			info.DST = "shiftGap"
 		}
 	}
-	if p, err := compile(sc.Definition, sc.Created); err == nil && (info.NextFire.IsZero() && !info.Complete || sc.DefChanged.After(sc.State.Saved)) {
+	p, err := compile(sc.Definition, sc.Created)
+	switch {
+	case err != nil:
+	case sc.Isolated:
+		// Each instance fires it from its own state, in memory: the next
+		// fire is the trigger's after now, the last the newest record.
+		info.NextFire, _ = p.trig.FireTimeAfter(now)
+		if r, ok := last[sc.ID]; ok {
+			info.LastFired, info.LastOutcome, info.LastInstance = r.Slot, "fired", r.Instance
+		}
+	case info.NextFire.IsZero() && !info.Complete || sc.DefChanged.After(sc.State.Saved):
 		st := storedState(sc, p)
 		info.NextFire, info.Complete = st.Next, st.Complete
 	}
@@ -172,7 +211,10 @@ func scheduleInfo(sc *schedstore.Schedule) *ScheduleInfo {
 	for _, j := range sc.Jobs {
 		o, _ := decodeTaskOptions(j.Options)
 		sj := ScheduleJob{Name: j.Name, Kind: j.Kind, Queue: o.queue}
-		if sj.Queue == "" {
+		switch {
+		case sc.Isolated:
+			sj.Queue = LocalQueue
+		case sj.Queue == "":
 			sj.Queue = DefaultQueue
 		}
 		if p, ok := sc.State.JobPauses[j.Name]; ok {
@@ -195,6 +237,10 @@ func (i *Inspector) NextFireTimes(ctx context.Context, id string, n int) ([]time
 		return nil, fmt.Errorf("chronos: schedule %q: %w", id, err)
 	}
 	st := storedState(&sc, p)
+	if sc.Isolated { // instances keep its state in memory: from now
+		st.Next, _ = p.trig.FireTimeAfter(time.Now())
+		st.Complete = st.Next.IsZero()
+	}
 	var out []time.Time
 	if !st.Complete && !st.Next.IsZero() {
 		for t := st.Next; len(out) < n; {
@@ -225,28 +271,29 @@ type PauseOptions struct {
 // durably (it survives restarts and leader changes). Fire times missed
 // while paused are handled by the misfire policy on resume.
 func (i *Inspector) PauseSchedule(ctx context.Context, id string, opts PauseOptions) error {
-	err := i.schedStore().Pause(ctx, id, schedstore.Pause{Job: opts.Job, Note: opts.Note, Who: opts.Who, Until: opts.Until})
+	err := i.store.Pause(ctx, id, schedstore.Pause{Job: opts.Job, Note: opts.Note, Who: opts.Who, Until: opts.Until})
 	if errors.Is(err, schedstore.ErrNotFound) {
 		return fmt.Errorf("chronos: pause %q: %w", id, ErrScheduleNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("chronos: pause %q: %w", id, err)
 	}
-	return i.bumpChanges(ctx)
+	return i.noteChange(ctx)
 }
 
 // ResumeSchedule ends the pause of schedule id (job == "") or of one of its
 // jobs. It reports whether there was a pause to end.
 func (i *Inspector) ResumeSchedule(ctx context.Context, id, job string) (bool, error) {
-	ok, err := i.schedStore().Resume(ctx, id, job)
+	ok, err := i.store.Resume(ctx, id, job)
 	if err != nil {
 		return false, fmt.Errorf("chronos: resume %q: %w", id, err)
 	}
-	return ok, i.bumpChanges(ctx)
+	return ok, i.noteChange(ctx)
 }
 
-func (i *Inspector) bumpChanges(ctx context.Context) error {
-	if err := bumpChanges(ctx, i.rdb.C, i.rdb.K.Prefix()+"schedules:version"); err != nil {
+// noteChange tells the leader to re-read the registry now.
+func (i *Inspector) noteChange(ctx context.Context) error {
+	if err := i.store.NoteChange(ctx); err != nil {
 		return fmt.Errorf("chronos: notify the leader: %w", err)
 	}
 	return nil
@@ -260,7 +307,7 @@ func (i *Inspector) bumpChanges(ctx context.Context) error {
 // A request fires the schedule even while it is paused (the operator named
 // it), but leaves out the paused jobs of a group, as the timer does.
 func (i *Inspector) TriggerSchedule(ctx context.Context, id, who string) (string, error) {
-	r, err := i.schedStore().RequestTrigger(ctx, id, who)
+	r, err := i.store.RequestTrigger(ctx, id, who)
 	if errors.Is(err, schedstore.ErrNotFound) {
 		return "", fmt.Errorf("chronos: trigger %q: %w", id, ErrScheduleNotFound)
 	}
@@ -275,7 +322,12 @@ func (i *Inspector) TriggerSchedule(ctx context.Context, id, who string) (string
 // task carries its fire time as TriggerTime. It returns the request ID.
 // Pauses apply as for TriggerSchedule.
 func (i *Inspector) BackfillSchedule(ctx context.Context, id string, from, to time.Time, who string) (string, error) {
-	r, err := i.schedStore().RequestBackfill(ctx, id, from, to, who)
+	if sc, err := i.getSchedule(ctx, id); err != nil {
+		return "", err
+	} else if sc.Isolated {
+		return "", fmt.Errorf("chronos: backfill %q: %w", id, ErrIsolatedSchedule)
+	}
+	r, err := i.store.RequestBackfill(ctx, id, from, to, who)
 	if errors.Is(err, schedstore.ErrNotFound) {
 		return "", fmt.Errorf("chronos: backfill %q: %w", id, ErrScheduleNotFound)
 	}
@@ -288,7 +340,7 @@ func (i *Inspector) BackfillSchedule(ctx context.Context, id string, from, to ti
 // PendingRequests returns the number of operator requests the leader has
 // not carried out yet.
 func (i *Inspector) PendingRequests(ctx context.Context) (int, error) {
-	rs, err := i.schedStore().Requests(ctx, 0)
+	rs, err := i.store.Requests(ctx, 0)
 	if err != nil {
 		return 0, fmt.Errorf("chronos: pending requests: %w", err)
 	}
@@ -297,7 +349,7 @@ func (i *Inspector) PendingRequests(ctx context.Context) (int, error) {
 
 // SchedulerInstances lists the live scheduler instances.
 func (i *Inspector) SchedulerInstances(ctx context.Context) ([]*SchedulerInstance, error) {
-	insts, err := i.schedStore().Instances(ctx)
+	insts, err := i.store.Instances(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: list instances: %w", err)
 	}
@@ -312,17 +364,14 @@ func (i *Inspector) SchedulerInstances(ctx context.Context) ([]*SchedulerInstanc
 
 // SchedulerLeader returns the current leader, or nil when there is none.
 func (i *Inspector) SchedulerLeader(ctx context.Context) (*LeaderInfo, error) {
-	tok, err := i.rdb.C.Get(ctx, leader.KeysFor(i.namespace()).Lock).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
+	l, err := leader.Inspect(ctx, i.queue.C, i.ns)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: current leader: %w", err)
 	}
-	t := leader.Term{Token: tok}
-	epoch, _, _ := strings.Cut(tok, ":")
-	t.Epoch, _ = strconv.ParseInt(epoch, 10, 64)
-	return &LeaderInfo{InstanceID: t.Instance(), Epoch: t.Epoch}, nil
+	if !l.Held {
+		return nil, nil
+	}
+	return &LeaderInfo{InstanceID: l.Instance, Epoch: l.Epoch, LeaseRemaining: l.Remaining, LastEpoch: l.LastEpoch}, nil
 }
 
 // ScheduleHistory returns up to limit (default 100) firing records of
@@ -331,32 +380,17 @@ func (i *Inspector) ScheduleHistory(ctx context.Context, id string, limit int) (
 	if limit <= 0 {
 		limit = 100
 	}
-	vals, err := i.rdb.C.LRange(ctx, i.rdb.K.Prefix()+"history:"+id, 0, int64(limit-1)).Result()
+	recs, err := i.store.History(ctx, id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: history of %q: %w", id, err)
 	}
-	out := make([]*FiringRecord, 0, len(vals))
-	for _, v := range vals {
-		var rec struct {
-			At   int64  `json:"at"`
-			Slot int64  `json:"slot"`
-			Src  string `json:"src"`
-			Jobs []struct {
-				Job    string `json:"job"`
-				Task   string `json:"task"`
-				Result string `json:"result"`
-			} `json:"jobs"`
-		}
-		// cjson encodes an empty table as {} rather than []: tolerate it.
-		v = strings.Replace(v, `"jobs":{}`, `"jobs":[]`, 1)
-		if err := json.Unmarshal([]byte(v), &rec); err != nil {
-			return nil, fmt.Errorf("chronos: history of %q: %w", id, err)
-		}
-		fr := &FiringRecord{At: time.UnixMilli(rec.At), Trigger: time.UnixMilli(rec.Slot), Source: rec.Src}
-		for _, j := range rec.Jobs {
+	out := make([]*FiringRecord, len(recs))
+	for k, r := range recs {
+		fr := &FiringRecord{At: r.At, Trigger: r.Slot, Source: r.Source}
+		for _, j := range r.Jobs {
 			fr.Jobs = append(fr.Jobs, FiringJob{Job: j.Job, TaskID: j.Task, Result: j.Result})
 		}
-		out = append(out, fr)
+		out[k] = fr
 	}
 	return out, nil
 }
@@ -374,7 +408,7 @@ func (i *Inspector) ClearOverlap(ctx context.Context, id, job string) error {
 		job = mainJob
 	}
 	marker := id + ":" + job
-	if err := i.rdb.C.Del(ctx, i.rdb.K.OverlapActive(marker), i.rdb.K.OverlapBuffer(marker), i.rdb.K.OverlapWhere(marker)).Err(); err != nil {
+	if err := i.queue.ClearOverlap(ctx, marker); err != nil {
 		return fmt.Errorf("chronos: clear overlap of %q job %q: %w", id, job, err)
 	}
 	return nil

@@ -32,16 +32,13 @@ type Metrics interface {
 	// discarded because another worker took the task over is not reported.
 	TaskFinished(queue, kind, outcome string, took time.Duration)
 
-	// TriggerFired is called for every firing the scheduler sends to Redis,
-	// once per job of the schedule for a firing that ran (result
-	// TriggerEnqueued, TriggerBuffered or TriggerSkipped), plus once per stale
-	// overlap marker it cleared (TriggerCleared), or once for the whole firing
-	// when it did not run (TriggerDuplicate, TriggerStale, TriggerGone,
-	// TriggerFenced, TriggerError). source says what asked for the firing:
-	// "trigger", "catchup", "request", "backfill" or "isolated". lag is
-	// from when the firing should have run (the trigger time, or "now" for
-	// a fire the misfire policy moved) to when Redis confirmed the enqueue.
-	TriggerFired(schedule, source, result string, lag time.Duration)
+	// TriggerFired is called for every firing the scheduler sends to Redis:
+	// once per job of the schedule for a firing that ran (Result
+	// TriggerEnqueued, TriggerBuffered or TriggerSkipped), plus once per
+	// stale overlap marker it cleared (TriggerCleared), or once for the
+	// whole firing when it did not run (TriggerDuplicate, TriggerStale,
+	// TriggerGone, TriggerFenced, TriggerError). See FiredTrigger.
+	TriggerFired(f FiredTrigger)
 
 	// Misfired is called when a catch-up evaluation of a schedule applied
 	// its misfire policy (a fire was at least MisfireThreshold late) or
@@ -82,6 +79,31 @@ const (
 	TriggerError     = "error"     // the write failed (Redis error); the schedule is read again
 )
 
+// FiredTrigger is one result of a firing, as Metrics.TriggerFired receives
+// it.
+type FiredTrigger struct {
+	// Schedule is the schedule ID.
+	Schedule string
+	// Job names the job of the schedule ("main" for a schedule that is not
+	// a group); it is empty for a result of the whole firing (one that did
+	// not run).
+	Job string
+	// Source says what asked for the firing: "trigger", "catchup",
+	// "request", "backfill" or "isolated".
+	Source string
+	// Result is one of the Trigger* constants.
+	Result string
+	// Trigger is the fire time the firing stands for: the task's
+	// Task.TriggerTime, and the second the dedup key names.
+	Trigger time.Time
+	// TaskID is the task the job enqueued, buffered or skipped, or the run
+	// whose stale marker was cleared; empty for results of the whole firing.
+	TaskID string
+	// Lag is from when the firing should have run (the trigger time, or
+	// "now" for a fire the misfire policy moved) to when Redis confirmed it.
+	Lag time.Duration
+}
+
 // NoMetrics implements Metrics by doing nothing. Embed it in an exporter
 // to implement only the methods it cares about.
 type NoMetrics struct{}
@@ -93,7 +115,7 @@ func (NoMetrics) TaskStarted(queue, kind string, wait time.Duration) {}
 func (NoMetrics) TaskFinished(queue, kind, outcome string, took time.Duration) {}
 
 // TriggerFired does nothing.
-func (NoMetrics) TriggerFired(schedule, source, result string, lag time.Duration) {}
+func (NoMetrics) TriggerFired(FiredTrigger) {}
 
 // Misfired does nothing.
 func (NoMetrics) Misfired(schedule, policy string, dropped int) {}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chronos-go/chronos/runtime/internal/leader"
+	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
 
@@ -15,23 +16,24 @@ import (
 // calls. Each helper starts with the nil check, so a process without
 // Metrics pays only that.
 
-// recordStart reports a handler about to run.
-func (s *Server) recordStart(d *delivery, kind string, start time.Time) {
+// recordStart reports a handler about to run; ready is when its task
+// became ready (zero if unknown).
+func (s *Server) recordStart(queue, kind string, ready, start time.Time) {
 	m := s.cfg.Metrics
 	if m == nil {
 		return
 	}
 	var wait time.Duration
-	if at, ok := entryTime(d.entry.ID); ok {
-		wait = max(start.Sub(at), 0) // clocks of Redis and this host may differ
+	if !ready.IsZero() {
+		wait = max(start.Sub(ready), 0) // clocks of Redis and this host may differ
 	}
-	m.TaskStarted(d.entry.Queue, kind, wait)
+	m.TaskStarted(queue, kind, wait)
 }
 
-// recordOutcome reports an outcome recorded in Redis.
-func (s *Server) recordOutcome(d *delivery, r *run) {
+// recordOutcome reports the recorded outcome of r.
+func (s *Server) recordOutcome(r *run) {
 	if m := s.cfg.Metrics; m != nil {
-		m.TaskFinished(d.entry.Queue, r.m.Kind, outcomeName(r.outcome), r.dur)
+		m.TaskFinished(r.queue, r.m.Kind, outcomeName(r.outcome), r.dur)
 	}
 }
 
@@ -46,34 +48,53 @@ func entryTime(id string) (time.Time, bool) {
 	return time.UnixMilli(n), true
 }
 
-// recordFirings reports the results of one fire call; done is when its
-// replies arrived.
-func (s *Scheduler) recordFirings(reqs []*fireReq, out []fireResult, done time.Time) {
+// recordFirings reports the results of one fire call; firings are the
+// firings sent (nil where none could be built), done is when the replies
+// arrived.
+func (s *Scheduler) recordFirings(reqs []*fireReq, firings []*schedstore.Firing, out []schedstore.FireResult, done time.Time) {
 	m := s.cfg.Metrics
 	if m == nil {
 		return
 	}
 	for i, r := range out {
 		q := reqs[i]
-		lag := done.Sub(q.at)
+		ev := FiredTrigger{Schedule: q.id, Source: q.source, Trigger: q.slot, Lag: done.Sub(q.at)}
 		switch {
-		case r.err != nil && errors.Is(r.err, context.Canceled):
+		case r.Err != nil && errors.Is(r.Err, context.Canceled):
 			// Shutdown or the end of the term cut the call short: not a
 			// result of the firing.
-		case r.err != nil && errors.Is(r.err, leader.ErrFenced):
-			m.TriggerFired(q.id, q.source, TriggerFenced, lag)
-		case r.err != nil:
-			m.TriggerFired(q.id, q.source, TriggerError, lag)
-		case r.status == fireFired:
-			for _, res := range r.jobs {
-				m.TriggerFired(q.id, q.source, res, lag)
+		case r.Err != nil && errors.Is(r.Err, leader.ErrFenced):
+			ev.Result = TriggerFenced
+			m.TriggerFired(ev)
+		case r.Err != nil:
+			ev.Result = TriggerError
+			m.TriggerFired(ev)
+		case r.Status == fireFired:
+			for k, res := range r.Jobs {
+				job := ev
+				if f := firings[i]; f != nil && k < len(f.Jobs) {
+					job.Job, job.TaskID = f.Jobs[k].Name, f.Jobs[k].TaskID
+				}
+				job.Result = res
+				m.TriggerFired(job)
 			}
-			for c := 0; c+1 < len(r.cleared); c += 2 {
-				m.TriggerFired(q.id, q.source, TriggerCleared, lag)
+			for _, c := range r.Cleared {
+				job := ev
+				job.Job, job.TaskID, job.Result = c.Job, c.Task, TriggerCleared
+				m.TriggerFired(job)
 			}
 		default: // duplicate, stale, gone: the script's own status words
-			m.TriggerFired(q.id, q.source, r.status, lag)
+			ev.Result = r.Status
+			m.TriggerFired(ev)
 		}
+	}
+}
+
+// recordLocalFiring reports an isolated firing handed to the local Server.
+func (s *Scheduler) recordLocalFiring(schedule, job, taskID, source string, slot, now time.Time) {
+	if m := s.cfg.Metrics; m != nil {
+		m.TriggerFired(FiredTrigger{Schedule: schedule, Job: job, Source: source, Result: TriggerEnqueued,
+			Trigger: slot, TaskID: taskID, Lag: now.Sub(slot)})
 	}
 }
 

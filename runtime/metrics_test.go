@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chronos-go/chronos/runtime/internal/leader"
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
 
@@ -22,6 +23,7 @@ type recorder struct {
 	calls []string
 	waits []time.Duration
 	lags  []time.Duration
+	fired []FiredTrigger
 }
 
 func (r *recorder) add(s string) {
@@ -41,11 +43,12 @@ func (r *recorder) TaskFinished(queue, kind, outcome string, took time.Duration)
 	r.add(fmt.Sprintf("finished %s/%s %s", queue, kind, outcome))
 }
 
-func (r *recorder) TriggerFired(schedule, source, result string, lag time.Duration) {
+func (r *recorder) TriggerFired(f FiredTrigger) {
 	r.mu.Lock()
-	r.lags = append(r.lags, lag)
+	r.lags = append(r.lags, f.Lag)
+	r.fired = append(r.fired, f)
 	r.mu.Unlock()
-	r.add(fmt.Sprintf("fired %s %s %s", schedule, source, result))
+	r.add(fmt.Sprintf("fired %s %s %s", f.Schedule, f.Source, f.Result))
 }
 
 func (r *recorder) Misfired(schedule, policy string, dropped int) {
@@ -180,6 +183,23 @@ func TestSchedulerReportsEachFiringOnce(t *testing.T) {
 			t.Errorf("lag %v: want the time from trigger to enqueue", l)
 		}
 	}
+	// Each report names the job, the task and the second it stands for, so
+	// lag is measured against the real trigger, not guessed as now - lag.
+	byTask := map[string]*rdb.Message{}
+	for _, m := range e.tasks(DefaultQueue) {
+		byTask[m.ID] = m
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, f := range rec.fired {
+		m := byTask[f.TaskID]
+		switch {
+		case m == nil:
+			t.Errorf("reported task %q (%+v) is not in the queue", f.TaskID, f)
+		case f.Job != mainJob || !f.Trigger.Equal(time.UnixMilli(m.TriggerTime)):
+			t.Errorf("reported job %q trigger %v; the task says job %q trigger %v", f.Job, f.Trigger, mainJob, time.UnixMilli(m.TriggerTime))
+		}
+	}
 }
 
 func TestSchedulerReportsADuplicateTriggerOnce(t *testing.T) {
@@ -197,8 +217,8 @@ func TestSchedulerReportsADuplicateTriggerOnce(t *testing.T) {
 		return []*fireReq{{id: "yearly", plan: p, slot: slot, at: slot, dedup: dedupKey("yearly", slot), state: &st, source: "trigger"}}
 	}
 	ctx := context.Background()
-	a.fire(ctx, fireScript, term, req())
-	b.fire(ctx, fireScript, term, req())
+	a.fire(ctx, term, req())
+	b.fire(ctx, term, req())
 	if n := recA.count("fired yearly trigger enqueued"); n != 1 {
 		t.Errorf("first instance reported %d enqueues, want 1: %s", n, recA)
 	}
@@ -251,24 +271,5 @@ func TestSchedulerReportsLeadershipChangesAndRenewalFailures(t *testing.T) {
 	want := []string{"leader true", "renew failed", "leader false", "leader true", "leader false"}
 	if got := rec.matching(isLeadership); !slices.Equal(got, want) {
 		t.Fatalf("leadership reported as %v, want %v", got, want)
-	}
-}
-
-func TestIsolatedFiringsAreReportedWithTheirSource(t *testing.T) {
-	e := newSchedEnv(t)
-	rec := &recorder{}
-	s := e.start(e.scheduler("iso-m", SchedulerConfig{Metrics: rec}, func(s *Scheduler) {
-		if err := RegisterInterval(s, time.Second, tick{}, WithScheduleID("local"), WithIsolated(true)); err != nil {
-			t.Fatal(err)
-		}
-	}))
-	q := s.IsolatedQueue()
-	waitUntil(t, "two isolated firings", func() bool { return len(e.tasks(q)) >= 2 })
-	if err := s.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	fired := rec.matching(func(c string) bool { return strings.HasPrefix(c, "fired ") })
-	if n := len(triggerTimes(t, e.tasks(q), "local")); len(fired) != n || rec.count("fired local isolated enqueued") != n {
-		t.Fatalf("%d isolated tasks, reported %v", n, fired)
 	}
 }

@@ -19,9 +19,9 @@ import (
 // The fire script drops an overlap marker whose task no longer exists
 // anywhere (rdb/overlap.go) and never one whose task is queued, delayed,
 // running or waiting to retry. The rig below fires one schedule's job
-// through the script the leader runs (without the fence) and plays the
-// worker by hand, so each test decides where the previous run is when the
-// next trigger fires.
+// through the script the leader runs, under a lease it holds itself, and
+// plays the worker by hand, so each test decides where the previous run is
+// when the next trigger fires.
 
 const rigSchedule = "nightly"
 
@@ -34,6 +34,7 @@ type overlapRig struct {
 	logs *logBuffer
 	plan *plan
 	slot time.Time
+	term leader.Term
 }
 
 func newOverlapRig(t *testing.T, o Overlap, processIn time.Duration) *overlapRig {
@@ -41,10 +42,10 @@ func newOverlapRig(t *testing.T, o Overlap, processIn time.Duration) *overlapRig
 	srv := redistest.Start(t)
 	logs := &logBuffer{}
 	s := NewScheduler(srv.Client(), SchedulerConfig{InstanceID: "rig", Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	r := &overlapRig{t: t, ctx: context.Background(), c: srv.Client(), q: s.q, s: s, logs: logs,
+	r := &overlapRig{t: t, ctx: context.Background(), c: srv.Client(), q: s.queue, s: s, logs: logs,
 		plan: &plan{overlap: o, jobs: []planJob{{name: mainJob, kind: "tick", payload: json.RawMessage(`{"n":1}`),
 			opts: taskOptions{processIn: processIn}}}},
-		slot: time.Now().Truncate(time.Second)}
+		slot: time.Now().Truncate(time.Second), term: holdLease(t, srv.Client())}
 	if err := r.q.EnsureGroup(r.ctx, DefaultQueue); err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +58,9 @@ func (r *overlapRig) fire() (result, task string, cleared []string) {
 	r.t.Helper()
 	r.slot = r.slot.Add(time.Second)
 	req := &fireReq{id: rigSchedule, plan: r.plan, slot: r.slot, at: r.slot, dedup: dedupKey(rigSchedule, r.slot), source: "trigger"}
-	res := r.s.fire(r.ctx, isolatedFireScript, leader.Term{}, []*fireReq{req})[0]
-	if res.err != nil || res.status != fireFired || len(res.jobs) != 1 {
-		r.t.Fatalf("fire: %v, status %q, jobs %v", res.err, res.status, res.jobs)
+	res := r.s.fire(r.ctx, r.term, []*fireReq{req})[0]
+	if res.Err != nil || res.Status != fireFired || len(res.Jobs) != 1 {
+		r.t.Fatalf("fire: %v, status %q, jobs %v", res.Err, res.Status, res.Jobs)
 	}
 	rec := r.lastRecord()
 	for _, j := range rec.Jobs {
@@ -71,13 +72,13 @@ func (r *overlapRig) fire() (result, task string, cleared []string) {
 		}
 	}
 	var reported []string
-	for i := 1; i < len(res.cleared); i += 2 {
-		reported = append(reported, res.cleared[i])
+	for _, c := range res.Cleared {
+		reported = append(reported, c.Task)
 	}
 	if !slices.Equal(reported, cleared) {
 		r.t.Fatalf("the script reported %v cleared, the history %v", reported, cleared)
 	}
-	return res.jobs[0], task, cleared
+	return res.Jobs[0], task, cleared
 }
 
 // mustFire fires the next trigger and fails unless the job's result is want

@@ -2,16 +2,20 @@ package chronos
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/chronos-go/chronos/runtime/internal/firing"
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 	"github.com/chronos-go/chronos/runtime/internal/schedstore"
@@ -30,9 +34,10 @@ type SchedulerConfig struct {
 	// the namespace of the servers that run the tasks.
 	Namespace string
 
-	// InstanceID names this process in the registry and in isolated queue
-	// names. Default: host-pid-random, new on every start. Set it only if
-	// it is unique among live instances.
+	// InstanceID names this scheduler instance in the registry, the
+	// leader's lease and the logs. Default: host-pid-random, new for every
+	// Scheduler (two in one process are two instances). Set it only if it
+	// is unique among live instances.
 	InstanceID string
 
 	// Version is this build's version. When instances of two versions
@@ -82,14 +87,20 @@ type SchedulerConfig struct {
 	// Metrics, if set, receives firing results, misfires and leadership
 	// changes (see Metrics and docs/metrics.md). Nil records nothing.
 	Metrics Metrics
+
+	// Server runs this instance's isolated schedules (WithIsolated), in
+	// process, on its workers (see LocalQueue). Start fails if an isolated
+	// schedule is registered and Server is nil, or serves another
+	// namespace. The Scheduler never starts or stops it.
+	Server *Server
 }
 
 func (c SchedulerConfig) withDefaults() SchedulerConfig {
 	if c.Namespace == "" {
-		c.Namespace = rdb.DefaultNamespace
+		c.Namespace = keyspace.DefaultNamespace
 	}
 	if c.InstanceID == "" {
-		c.InstanceID = processInstanceID()
+		c.InstanceID = newInstanceID()
 	}
 	if c.LeaderTTL <= 0 {
 		c.LeaderTTL = DefaultLeaderTTL
@@ -117,14 +128,14 @@ func (c SchedulerConfig) withDefaults() SchedulerConfig {
 // schedules, then Start it on every instance: one of them is elected leader
 // and fires, the others stand by (and fire their isolated schedules).
 type Scheduler struct {
-	rdb   redis.UniversalClient
-	cfg   SchedulerConfig
-	q     *rdb.RDB
-	store *schedstore.Store
-	log   *slog.Logger
-	now   func() time.Time
-	clock firing.Clock // the firing loops' time; tests in this package set it with now
-	self  schedstore.Instance
+	client redis.UniversalClient
+	cfg    SchedulerConfig
+	queue  *rdb.RDB
+	store  *schedstore.Store
+	log    *slog.Logger
+	now    func() time.Time
+	clock  firing.Clock // the firing loops' time; tests in this package set it with now
+	self   schedstore.Instance
 
 	mu       sync.Mutex
 	started  bool
@@ -139,22 +150,33 @@ type Scheduler struct {
 }
 
 // NewScheduler returns a Scheduler that keeps its registry in, and enqueues
-// through, rdb.
-func NewScheduler(rdb redis.UniversalClient, cfg SchedulerConfig) *Scheduler {
+// through, client.
+func NewScheduler(client redis.UniversalClient, cfg SchedulerConfig) *Scheduler {
 	cfg = cfg.withDefaults()
 	host, _ := os.Hostname()
 	s := &Scheduler{
-		rdb:   rdb,
-		cfg:   cfg,
-		q:     newRDB(rdb, cfg.Namespace),
-		store: schedstore.New(rdb, schedstore.Config{Namespace: cfg.Namespace, InstanceTTL: cfg.InstanceTTL}),
-		log:   cfg.Logger,
-		now:   time.Now,
-		clock: firing.SystemClock(),
-		byID:  map[string]*schedstore.Definition{},
+		client: client,
+		cfg:    cfg,
+		queue:  rdb.New(client, cfg.Namespace),
+		store:  schedstore.New(client, schedstore.Config{Namespace: cfg.Namespace, InstanceTTL: cfg.InstanceTTL}),
+		log:    cfg.Logger,
+		now:    time.Now,
+		clock:  firing.SystemClock(),
+		byID:   map[string]*schedstore.Definition{},
 	}
 	s.self = schedstore.Instance{ID: cfg.InstanceID, Host: host, PID: os.Getpid(), Version: cfg.Version}
 	return s
+}
+
+// newInstanceID returns a new default instance ID: host-pid-random.
+func newInstanceID() string {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "host"
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b)
 }
 
 // InstanceID returns the ID this scheduler registers under.
@@ -190,13 +212,10 @@ func (s *Scheduler) add(def *schedstore.Definition) error {
 		return fmt.Errorf("chronos: schedule %q: %w", def.ID, ErrSchedulerStarted)
 	}
 	if _, dup := s.byID[def.ID]; dup {
-		return fmt.Errorf("chronos: schedule %q registered twice", def.ID)
+		return fmt.Errorf("chronos: schedule %q registered twice: give each schedule of one task kind and trigger its own ID with WithScheduleID", def.ID)
 	}
 	s.byID[def.ID] = def
 	s.decls = append(s.decls, def)
-	if def.Isolated {
-		registerIsolatedQueue(s.cfg.Namespace, s.IsolatedQueue())
-	}
 	return nil
 }
 
@@ -227,7 +246,7 @@ func (s *Scheduler) addGroupJob(g *Group, job schedstore.Job) error {
 // on every instance. It returns once the schedules are registered; ctx
 // bounds only that. Stop the scheduler with Shutdown.
 func (s *Scheduler) Start(ctx context.Context) error {
-	if _, cluster := s.rdb.(*redis.ClusterClient); cluster && s.cfg.Replicas > 0 {
+	if _, cluster := s.client.(*redis.ClusterClient); cluster && s.cfg.Replicas > 0 {
 		return errors.New("chronos: start scheduler: SchedulerConfig.Replicas needs a client of one primary, not a cluster client (WAIT counts one node's replicas)")
 	}
 	s.mu.Lock()
@@ -245,6 +264,10 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.self.Started = s.now()
 	s.mu.Unlock()
+	iso, err := s.isolatedSetup(defs)
+	if err != nil {
+		return fmt.Errorf("chronos: start scheduler: %w", err)
+	}
 
 	if _, err := s.store.Heartbeat(ctx, s.self); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
@@ -253,7 +276,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
-	if err := bumpChanges(ctx, s.rdb, s.changesKey()); err != nil {
+	if err := s.store.NoteChange(ctx); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
 	for _, id := range res.Conflicts {
@@ -269,7 +292,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	s.changes = make(chan leader.Change, 16)
-	s.elector = leader.New(s.rdb, leader.Config{
+	s.elector = leader.New(s.client, leader.Config{
 		Namespace:  s.cfg.Namespace,
 		InstanceID: s.cfg.InstanceID,
 		TTL:        s.cfg.LeaderTTL,
@@ -285,16 +308,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.wg.Go(func() { s.coordinate(runCtx) })
 	s.wg.Go(func() { s.heartbeats(runCtx) })
 	s.wg.Go(func() { <-runCtx.Done(); stopElect() })
-	var iso []schedstore.Definition
-	for _, d := range defs {
-		if d.Isolated {
-			iso = append(iso, d)
-		}
-	}
 	if len(iso) > 0 {
-		if err := s.rdb.SAdd(ctx, s.isolatedIndexKey(), s.cfg.InstanceID).Err(); err != nil {
-			s.log.Warn("chronos: record isolated queue", "queue", s.IsolatedQueue(), "err", err)
-		}
 		s.isolated = newIsolatedRunner(s, iso)
 		s.wg.Go(func() { s.isolated.run(runCtx) })
 	}
@@ -320,9 +334,6 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 
 	s.cancel()
-	if s.isolated != nil {
-		unregisterIsolatedQueue(s.cfg.Namespace, s.IsolatedQueue())
-	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	var err error

@@ -18,6 +18,7 @@ import (
 
 	"github.com/chronos-go/chronos/internal/redistest"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
+	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 )
 
 // countHook counts what a client sends: single commands and pipelines are
@@ -46,7 +47,7 @@ func (h *countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 
 func (h *countHook) count(c redis.Cmder) {
 	h.cmds.Add(1)
-	if a := c.Args(); len(a) > 1 && strings.EqualFold(c.Name(), "evalsha") && a[1] == fireScript.Hash() {
+	if a := c.Args(); len(a) > 1 && strings.EqualFold(c.Name(), "evalsha") && a[1] == schedstore.FireScriptHash() {
 		h.evalsha.Add(1)
 	}
 }

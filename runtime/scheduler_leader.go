@@ -3,11 +3,8 @@ package chronos
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/chronos-go/chronos/runtime/internal/firing"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
@@ -31,59 +28,16 @@ type session struct {
 	fireMu sync.Mutex
 
 	mu        sync.Mutex // guards entries, idle and the entries' fields
-	entries   map[string]*entry
+	entries   map[string]*schedEntry
+	isolated  map[string]bool // isolated schedules: each instance fires them itself
 	idle      map[string]bool // entries not in the loop: paused, dirty, complete
 	version   string          // last seen value of the registry's change counter
 	lastSweep time.Time       // last Sweep
 	loaded    bool            // the registry was loaded once this term
 }
 
-// entry is one schedule as the leader fires it. Within a term the leader is
-// the only writer of trigger state, so state here equals the stored state
-// (a failed or refused write marks the entry dirty: it is read again).
-type entry struct {
-	id        string
-	hash      string
-	created   time.Time
-	plan      *plan
-	state     trigger.State
-	pause     *schedstore.PauseInfo
-	jobPauses map[string]schedstore.PauseInfo
-	dirty     bool
-}
-
-func (e *entry) paused(now time.Time) bool { return e.pause != nil && e.pause.Active(now) }
-
-// jobPaused reports which jobs of a group are paused at now. It reads the
-// pauses as they are when called (a refresh replaces the map, never
-// changes it), so its result may be used after ss.mu is released.
-func (e *entry) jobPaused(now time.Time) func(string) bool {
-	pauses := e.jobPauses
-	if len(pauses) == 0 {
-		return nil
-	}
-	return func(job string) bool { p, ok := pauses[job]; return ok && p.Active(now) }
-}
-
-// nextFunc is the firing loop's view of the trigger; the session resets
-// the loop entry from the evaluated state after every firing anyway.
-func (e *entry) nextFunc() firing.NextFunc {
-	trig := e.plan.trig
-	return func(after time.Time) time.Time { t, _ := trig.FireTimeAfter(after); return t }
-}
-
-// changesKey is a counter bumped by every registry change the leader must
-// pick up at once (registrations, pauses, resumes): the leader polls it
-// every second instead of re-reading the whole registry.
-func (s *Scheduler) changesKey() string { return s.q.K.Prefix() + "schedules:version" }
-
-// bumpChanges tells the leader to re-read the registry.
-func bumpChanges(ctx context.Context, c redis.UniversalClient, key string) error {
-	return c.Incr(ctx, key).Err()
-}
-
 func newSession(s *Scheduler, term leader.Term) *session {
-	return &session{s: s, term: term, entries: map[string]*entry{}, idle: map[string]bool{}}
+	return &session{s: s, term: term, entries: map[string]*schedEntry{}, isolated: map[string]bool{}, idle: map[string]bool{}}
 }
 
 // refreshEvery is how often the leader polls for registry changes,
@@ -131,8 +85,8 @@ func (ss *session) refresh(ctx context.Context) {
 		return
 	}
 	s := ss.s
-	v, err := s.rdb.Get(ctx, s.changesKey()).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	v, err := s.store.ChangeCount(ctx)
+	if err != nil {
 		ss.warn(ctx, "chronos: leader: read registry version", err)
 		return
 	}
@@ -146,8 +100,10 @@ func (ss *session) refresh(ctx context.Context) {
 		res, err := sweep(ctx)
 		if err != nil {
 			ss.warn(ctx, "chronos: leader: sweep registry", err)
-		} else {
-			ss.dropDeadIsolatedQueues(ctx)
+		} else if time.Since(ss.term.Acquired) > 2*s.cfg.InstanceTTL {
+			// Only once instances had time to heartbeat after an outage:
+			// an instance not seen yet is not gone.
+			ss.dropLegacyIsolatedQueues(ctx)
 		}
 		if err == nil && len(res.Handed)+len(res.Retired) > 0 {
 			s.log.Info("chronos: leader: registry swept", "handed", res.Handed, "retired", res.Retired)
@@ -179,14 +135,14 @@ func (ss *session) refresh(ctx context.Context) {
 // and on resume.
 func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 	s := ss.s
-	now := s.now()
+	r := ss.newRound(s.now())
 	ss.mu.Lock()
 	seen := make(map[string]bool, len(list))
-	var reqs []*fireReq
-	var saves []*entry
+	clear(ss.isolated)
 	for i := range list {
 		sc := &list[i]
 		if sc.Isolated {
+			ss.isolated[sc.ID] = true
 			continue
 		}
 		seen[sc.ID] = true
@@ -200,16 +156,11 @@ func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 				}
 				continue
 			}
-			e = &entry{id: sc.ID, hash: sc.DefHash, created: sc.Created, plan: p, state: storedState(sc, p)}
+			e = &schedEntry{id: sc.ID, hash: sc.DefHash, created: sc.Created, plan: p, state: storedState(sc, p)}
 			ss.entries[sc.ID] = e
 		}
 		e.pause, e.jobPauses = sc.State.Pause, sc.State.JobPauses
-		r, save := ss.evaluate(e, now, "catchup")
-		reqs = append(reqs, r...)
-		if save {
-			saves = append(saves, e)
-		}
-		ss.place(e, now)
+		r.add(e, "catchup")
 	}
 	for id := range ss.entries {
 		if !seen[id] {
@@ -217,15 +168,35 @@ func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 		}
 	}
 	ss.mu.Unlock()
-	ss.save(ctx, saves)
-	ss.handle(ctx, reqs, s.fire(ctx, fireScript, ss.term, reqs))
+	r.commit(ctx)
 }
 
 // repair re-reads dirty entries and evaluates paused entries whose pause
 // has expired.
 func (ss *session) repair(ctx context.Context) {
+	ss.reloadDirty(ctx)
+	r := ss.newRound(ss.s.now())
+	ss.mu.Lock()
+	for id := range ss.idle {
+		e := ss.entries[id]
+		if e == nil || e.dirty {
+			continue
+		}
+		if e.pause != nil && !e.pause.Until.IsZero() && !e.paused(r.now) {
+			e.pause = nil // expired: evaluate as resumed
+		}
+		if e.paused(r.now) || e.state.Complete {
+			continue
+		}
+		r.add(e, "catchup")
+	}
+	ss.mu.Unlock()
+	r.commit(ctx)
+}
+
+// reloadDirty reads the stored state of the entries marked dirty.
+func (ss *session) reloadDirty(ctx context.Context) {
 	s := ss.s
-	now := s.now()
 	ss.mu.Lock()
 	var dirty []string
 	for id := range ss.idle {
@@ -234,8 +205,6 @@ func (ss *session) repair(ctx context.Context) {
 		}
 	}
 	ss.mu.Unlock()
-	var reqs []*fireReq
-	var saves []*entry
 	for _, id := range dirty {
 		sc, err := s.store.Get(ctx, id)
 		ss.mu.Lock()
@@ -252,28 +221,6 @@ func (ss *session) repair(ctx context.Context) {
 		}
 		ss.mu.Unlock()
 	}
-	ss.mu.Lock()
-	for id := range ss.idle {
-		e := ss.entries[id]
-		if e == nil || e.dirty {
-			continue
-		}
-		if e.pause != nil && !e.pause.Until.IsZero() && !e.paused(now) {
-			e.pause = nil // expired: evaluate as resumed
-		}
-		if e.paused(now) || e.state.Complete {
-			continue
-		}
-		r, save := ss.evaluate(e, now, "catchup")
-		reqs = append(reqs, r...)
-		if save {
-			saves = append(saves, e)
-		}
-		ss.place(e, now)
-	}
-	ss.mu.Unlock()
-	ss.save(ctx, saves)
-	ss.handle(ctx, reqs, s.fire(ctx, fireScript, ss.term, reqs))
 }
 
 // storedState converts a stored schedule's state to the trigger's. A
@@ -307,70 +254,6 @@ func storedState(sc *schedstore.Schedule, p *plan) trigger.State {
 	return st
 }
 
-// evaluate runs the misfire engine for e at now and returns the firings to
-// make, one per trigger, each carrying the state after it. It reports
-// whether the state changed without any firing (a misfire policy skipped
-// slots), which must then be saved on its own. ss.mu is held.
-func (ss *session) evaluate(e *entry, now time.Time, source string) ([]*fireReq, bool) {
-	if e.dirty || e.paused(now) || e.state.Complete {
-		return nil, false
-	}
-	s := ss.s
-	c := trigger.Catchup{Policy: e.plan.policy, Threshold: s.cfg.MisfireThreshold, MaxFires: s.cfg.MaxCatchup}
-	res := c.Due(e.plan.trig, e.state, now)
-	s.recordCatchup(e.id, e.plan.policy, res)
-	if res.Misfired || res.Dropped > 0 || len(res.Fires) > 1 {
-		s.log.Info("chronos: catch-up", "schedule", e.id, "policy", e.plan.policy.String(),
-			"missed_from", e.state.Next, "misfired", res.Misfired, "fired", len(res.Fires), "dropped", res.Dropped,
-			"next", res.State.Next)
-	}
-	if len(res.Fires) == 0 {
-		changed := res.State != e.state
-		e.state = res.State
-		return nil, changed
-	}
-	if source == "trigger" && (res.Misfired || len(res.Fires) > 1) {
-		source = "catchup"
-	}
-	n := len(res.Fires)
-	reqs := make([]*fireReq, n)
-	jp := e.jobPaused(now)
-	for i, f := range res.Fires {
-		st := res.State
-		if i < n-1 {
-			// The state right after fire i: each firing step advances Prev
-			// to the fire, Next to the following one and counts one slot.
-			st.Next, st.Complete = res.Fires[i+1].At, false
-			st.TimesTriggered -= n - 1 - i
-		}
-		st.Prev = f.At
-		reqs[i] = &fireReq{
-			id: e.id, plan: e.plan, slot: f.Scheduled, at: f.At, dedup: dedupKey(e.id, f.Scheduled),
-			source: source, state: &st, paused: jp,
-		}
-	}
-	e.state = res.State
-	return reqs, false
-}
-
-// place puts e's next fire time in the loop, or takes it out.
-func (ss *session) place(e *entry, now time.Time) {
-	if e.dirty || e.paused(now) || e.state.Complete || e.state.Next.IsZero() {
-		ss.loop.Remove(e.id)
-		ss.idle[e.id] = true
-		return
-	}
-	delete(ss.idle, e.id)
-	ss.loop.SetAt(e.id, e.nextFunc(), e.state.Next)
-}
-
-// forget drops entry id. ss.mu is held.
-func (ss *session) forget(id string) {
-	delete(ss.entries, id)
-	delete(ss.idle, id)
-	ss.loop.Remove(id)
-}
-
 // onFire is the firing loop's callback.
 func (ss *session) onFire(ctx context.Context, now time.Time, batch []firing.Due) {
 	ss.fireMu.Lock()
@@ -379,104 +262,20 @@ func (ss *session) onFire(ctx context.Context, now time.Time, batch []firing.Due
 		ss.s.log.Warn("chronos: leader: term no longer trusted; not firing", "epoch", ss.term.Epoch)
 		return
 	}
-	var reqs []*fireReq
-	var saves []*entry
+	r := ss.newRound(now)
 	ss.mu.Lock()
 	for _, d := range batch {
-		e := ss.entries[d.ID]
-		if e == nil {
-			continue
+		if e := ss.entries[d.ID]; e != nil {
+			r.add(e, "trigger")
 		}
-		r, save := ss.evaluate(e, now, "trigger")
-		reqs = append(reqs, r...)
-		if save {
-			saves = append(saves, e)
-		}
-		ss.place(e, now)
 	}
 	ss.mu.Unlock()
-	ss.save(ctx, saves)
-	ss.handle(ctx, reqs, ss.s.fire(ctx, fireScript, ss.term, reqs))
+	r.commit(ctx)
 }
 
 func (ss *session) onAnomaly(a firing.Anomaly) {
 	ss.s.log.Warn("chronos: leader: "+a.Kind.String()+"; due schedules are caught up per their misfire policy",
 		"delta", a.Delta, "epoch", ss.term.Epoch)
-}
-
-// save writes states that changed without a firing (a misfire policy
-// skipped slots).
-func (ss *session) save(ctx context.Context, es []*entry) {
-	for _, e := range es {
-		ss.mu.Lock()
-		st := e.state
-		ss.mu.Unlock()
-		ts := schedstore.TriggerState{Next: st.Next, Prev: st.Prev, Start: st.Start,
-			TimesTriggered: int64(st.TimesTriggered), RepeatCount: int64(st.RepeatCount), Complete: st.Complete}
-		err := ss.s.store.SaveState(ctx, ss.term, e.id, ts, "misfire:"+e.plan.policy.String())
-		if err != nil {
-			ss.failed(e.id, err)
-		}
-	}
-}
-
-// handle acts on fire results: logs skips and duplicates, and marks entries
-// whose write did not happen for a re-read. A fenced write ends the session.
-func (ss *session) handle(ctx context.Context, reqs []*fireReq, res []fireResult) {
-	s := ss.s
-	for i, r := range res {
-		q := reqs[i]
-		if r.err != nil {
-			ss.failed(q.id, r.err)
-			continue
-		}
-		switch r.status {
-		case fireFired:
-			for j, out := range r.jobs {
-				if out == "skipped" || out == "buffered" {
-					s.log.Info("chronos: firing "+out+" by overlap policy", "schedule", q.id, "job", j, "trigger", q.slot,
-						"overlap", q.plan.overlap.String())
-				}
-			}
-		case fireDuplicate:
-			s.log.Warn("chronos: trigger already enqueued (dedup key held); not enqueued again", "schedule", q.id,
-				"trigger", q.slot, "dedup", q.dedup)
-			if q.state != nil {
-				ss.markDirty(q.id)
-			}
-		case fireStale:
-			s.log.Warn("chronos: a later firing is already recorded; re-reading the schedule", "schedule", q.id, "trigger", q.slot)
-			ss.markDirty(q.id)
-		case fireGone:
-			ss.mu.Lock()
-			ss.forget(q.id)
-			ss.mu.Unlock()
-		}
-	}
-}
-
-// failed handles a write that did not happen.
-func (ss *session) failed(id string, err error) {
-	if errors.Is(err, leader.ErrFenced) {
-		ss.s.log.Warn("chronos: fenced write: this instance is no longer leader; stopping", "schedule", id, "epoch", ss.term.Epoch)
-		ss.cancel()
-		return
-	}
-	if errors.Is(err, context.Canceled) {
-		return
-	}
-	ss.s.log.Warn("chronos: leader: firing not recorded; the schedule is read again", "schedule", id, "err", err)
-	ss.markDirty(id)
-}
-
-func (ss *session) markDirty(id string) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if e := ss.entries[id]; e != nil {
-		e.dirty = true
-		ss.idle[id] = true
-		ss.loop.Remove(id)
-	}
 }
 
 // warn logs a failed registry read or write, except when ctx already ended:
@@ -489,71 +288,16 @@ func (ss *session) warn(ctx context.Context, msg string, err error) {
 	ss.s.log.Warn(msg, "err", err)
 }
 
-// maxBackfill bounds the firings one backfill request may make.
-const maxBackfill = 1000
-
-// requests acts on pending operator requests: trigger now and backfill.
-// A request is completed only after its firings were recorded, so a leader
-// change in between repeats it, and its dedup keys make the repeat a no-op.
-func (ss *session) requests(ctx context.Context) {
-	s := ss.s
-	pending, err := s.store.Requests(ctx, 100)
+// dropLegacyIsolatedQueues deletes the Redis queues that versions before
+// in-process isolated schedules made per instance, once their instance is
+// gone.
+func (ss *session) dropLegacyIsolatedQueues(ctx context.Context) {
+	dropped, err := ss.s.store.DropLegacyIsolatedQueues(ctx)
 	if err != nil {
-		ss.warn(ctx, "chronos: leader: read requests", err)
+		ss.warn(ctx, "chronos: leader: delete the isolated queues of gone instances of an older version", err)
 		return
 	}
-	now := s.now()
-	for _, rq := range pending {
-		ss.mu.Lock()
-		e := ss.entries[rq.Schedule]
-		var jp func(string) bool
-		if e != nil {
-			jp = e.jobPaused(now)
-		}
-		ss.mu.Unlock()
-		if e == nil {
-			s.log.Warn("chronos: request for a schedule the leader does not fire; dropped", "schedule", rq.Schedule, "request", rq.ID)
-			_, _ = s.store.CompleteRequest(ctx, rq.ID)
-			continue
-		}
-		// A request overrides a pause of the whole schedule (the operator
-		// asked for this schedule by name) but not a paused job of a group:
-		// that job is switched off, and a run of its group leaves it out
-		// as the timer's firings do (jp).
-		var reqs []*fireReq
-		switch rq.Kind {
-		case schedstore.KindTriggerNow:
-			slot := now.Truncate(time.Millisecond)
-			reqs = append(reqs, &fireReq{id: e.id, plan: e.plan, slot: slot, at: slot,
-				dedup: e.id + ":req:" + rq.ID, source: "request", paused: jp})
-		case schedstore.KindBackfill:
-			// A cron trigger starts at the schedule's creation; a backfill may
-			// reach back before it.
-			trig := e.plan.trig
-			if c, ok := trig.(trigger.Cron); ok && rq.From.Before(c.Start) {
-				c.Start = rq.From
-				trig = c
-			}
-			t, ok := trig.FireTimeAfter(rq.From.Add(-time.Millisecond))
-			for ; ok && !t.After(rq.To) && len(reqs) < maxBackfill; t, ok = trig.FireTimeAfter(t) {
-				reqs = append(reqs, &fireReq{id: e.id, plan: e.plan, slot: t, at: t,
-					dedup: fmt.Sprintf("%s:req:%s:%d", e.id, rq.ID, t.Unix()), source: "backfill", paused: jp})
-			}
-		}
-		done := true
-		for i, r := range s.fire(ctx, fireScript, ss.term, reqs) {
-			if r.err != nil {
-				done = false
-				if errors.Is(r.err, leader.ErrFenced) {
-					ss.failed(reqs[i].id, r.err)
-					return
-				}
-			}
-		}
-		if done {
-			s.log.Info("chronos: operator request done", "schedule", rq.Schedule, "request", rq.ID, "kind", string(rq.Kind),
-				"firings", len(reqs), "who", rq.Who)
-			_, _ = s.store.CompleteRequest(ctx, rq.ID)
-		}
+	if len(dropped) > 0 {
+		ss.s.log.Info("chronos: leader: deleted the isolated queues of gone instances of an older version", "queues", dropped)
 	}
 }

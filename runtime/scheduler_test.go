@@ -19,6 +19,7 @@ import (
 	"github.com/chronos-go/chronos/runtime/internal/firing"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
+	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
 
@@ -103,6 +104,17 @@ func (e *schedEnv) tasks(queue string) []*rdb.Message {
 		out = append(out, m)
 	}
 	return out
+}
+
+// holdLease makes this test the namespace's leader by setting the lease
+// itself, so it can fire through the fenced script without an election.
+func holdLease(t testing.TB, c redis.UniversalClient) leader.Term {
+	t.Helper()
+	tok := "1:test-lease:" + strings.ReplaceAll(t.Name(), "/", "-")
+	if err := c.Set(context.Background(), leader.KeysFor("").Lock, tok, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return leader.Term{Token: tok, Epoch: 1}
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
@@ -193,6 +205,41 @@ func TestRegisterRejectsBadSchedulesWithTheEngineError(t *testing.T) {
 	if err := RegisterInterval(s, time.Minute, tick{}, WithScheduleID("x")); err == nil {
 		t.Error("the same ID registered twice: no error")
 	}
+	// Two schedules of one kind and trigger get the same default ID: the
+	// error names the fix.
+	_ = RegisterCron(s, "0 0 3 * * ?", tick{N: 1})
+	err := RegisterCron(s, "0 0 3 * * ?", tick{N: 2})
+	if err == nil || !strings.Contains(err.Error(), "registered twice") || !strings.Contains(err.Error(), "WithScheduleID") {
+		t.Errorf("same kind and trigger, other args: %v, want an error pointing at WithScheduleID", err)
+	}
+}
+
+func TestEachSchedulerHasItsOwnDefaultInstanceID(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	a, b := NewScheduler(c, SchedulerConfig{}), NewScheduler(c, SchedulerConfig{})
+	if a.InstanceID() == "" || a.InstanceID() == b.InstanceID() {
+		t.Fatalf("instance IDs %q and %q: want two different ones", a.InstanceID(), b.InstanceID())
+	}
+	if got := NewScheduler(c, SchedulerConfig{InstanceID: "pinned"}).InstanceID(); got != "pinned" {
+		t.Errorf("InstanceID = %q, want the configured one", got)
+	}
+}
+
+// The start context bounds registering, as for Server.Start: the usual
+// WithTimeout + defer cancel() must not stop the scheduler.
+func TestTheSchedulerStartContextBoundsOnlyTheStart(t *testing.T) {
+	e := newSchedEnv(t)
+	s := e.scheduler("a", SchedulerConfig{}, func(s *Scheduler) {
+		_ = RegisterInterval(s, time.Second, tick{}, WithScheduleID("every-second"))
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	cancel()
+	waitLeader(t, s)
+	waitUntil(t, "two firings after the start context ended", func() bool { return len(e.tasks(DefaultQueue)) >= 2 })
 }
 
 func TestDefaultScheduleIDFollowsTheDocumentedRule(t *testing.T) {
@@ -324,8 +371,8 @@ func TestStaleLeaderIsFencedAndEnqueuesNothing(t *testing.T) {
 	p := mustPlan(t, e, "yearly")
 	slot := time.Date(2030, 1, 1, 2, 0, 0, 0, time.UTC)
 	st := trigger.State{Prev: slot, Next: slot.AddDate(1, 0, 0)}
-	res := s.fire(ctx, fireScript, term, []*fireReq{{id: "yearly", plan: p, slot: slot, at: slot, dedup: dedupKey("yearly", slot), state: &st}})
-	if !errors.Is(res[0].err, leader.ErrFenced) {
+	res := s.fire(ctx, term, []*fireReq{{id: "yearly", plan: p, slot: slot, at: slot, dedup: dedupKey("yearly", slot), state: &st}})
+	if !errors.Is(res[0].Err, leader.ErrFenced) {
 		t.Fatalf("fire with a stale token: %+v, want ErrFenced", res[0])
 	}
 	if n := len(e.tasks(DefaultQueue)); n != 0 {
@@ -364,10 +411,10 @@ func TestSameTokenOnTwoSchedulersEnqueuesATriggerOnce(t *testing.T) {
 		return []*fireReq{{id: "yearly", plan: p, slot: slot, at: slot, dedup: dedupKey("yearly", slot), state: &st}}
 	}
 	ctx := context.Background()
-	first := a.fire(ctx, fireScript, term, req())
-	second := b.fire(ctx, fireScript, term, req())
-	if first[0].status != fireFired || second[0].status != fireDuplicate {
-		t.Fatalf("statuses = %q then %q, want fired then duplicate", first[0].status, second[0].status)
+	first := a.fire(ctx, term, req())
+	second := b.fire(ctx, term, req())
+	if first[0].Status != fireFired || second[0].Status != fireDuplicate {
+		t.Fatalf("statuses = %q then %q, want fired then duplicate", first[0].Status, second[0].Status)
 	}
 	if n := len(e.tasks(DefaultQueue)); n != 1 {
 		t.Fatalf("%d tasks for one trigger, want 1", n)
@@ -387,14 +434,14 @@ func primeState(t *testing.T, e *schedEnv, id string, reg func(*Scheduler), next
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	key := "{chronos}:sched:" + id
+	key := schedstore.New(e.rdb, schedstore.Config{}).SchedKey(id)
 	err := e.rdb.HSet(ctx, key, "next_fire", next.UnixMilli(), "last_fired", prev.UnixMilli(),
 		"trigger_start", prev.Add(-time.Hour).UnixMilli(), "repeat_count", -1, "times_triggered", 5,
 		"state_saved", time.Now().Add(time.Second).UnixMilli(), "created", prev.Add(-time.Hour).UnixMilli()).Err()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.rdb.Del(ctx, "{chronos}:q:default")
+	e.rdb.Del(ctx, rdb.NewKeys("").Stream("default"))
 }
 
 func TestCatchupAfterAnOutageFollowsThePolicy(t *testing.T) {
@@ -474,63 +521,6 @@ func TestPausedScheduleDoesNotFireAndResumesPerPolicy(t *testing.T) {
 		if at.After(pausedAt.Add(time.Second)) && at.Before(pausedAt.Add(2*time.Second)) {
 			t.Errorf("slot %v missed during the pause was fired on resume", at)
 		}
-	}
-}
-
-func TestIsolatedScheduleFiresOnEveryInstanceIntoItsOwnQueue(t *testing.T) {
-	e := newSchedEnv(t)
-	reg := func(s *Scheduler) {
-		if err := RegisterInterval(s, time.Second, tick{}, WithScheduleID("local-logs"), WithIsolated(true)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a := e.start(e.scheduler("iso-a", SchedulerConfig{}, reg))
-	b := e.start(e.scheduler("iso-b", SchedulerConfig{}, reg))
-	for _, s := range []*Scheduler{a, b} {
-		q := s.IsolatedQueue()
-		waitUntil(t, "isolated firings on "+q, func() bool { return len(e.tasks(q)) >= 2 })
-		for _, m := range e.tasks(q) {
-			if m.ScheduleID != "local-logs" || m.Queue != q {
-				t.Fatalf("task %+v in %s", m, q)
-			}
-		}
-		triggerTimes(t, e.tasks(q), "local-logs")
-		if !slices.Contains(IsolatedQueues(""), q) {
-			t.Fatalf("IsolatedQueues() = %v, missing %s", IsolatedQueues(""), q)
-		}
-	}
-	if n := len(e.tasks(DefaultQueue)); n != 0 {
-		t.Fatalf("%d isolated tasks in the shared queue", n)
-	}
-
-	// The queue of an instance that is gone is deleted by the leader.
-	gone := a.IsolatedQueue()
-	if err := a.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "the gone instance's queue deleted", func() bool {
-		return e.rdb.Exists(context.Background(), rdb.NewKeys("").Stream(gone)).Val() == 0
-	})
-	if slices.Contains(IsolatedQueues(""), gone) {
-		t.Fatalf("IsolatedQueues() = %v still lists %s after its scheduler shut down", IsolatedQueues(""), gone)
-	}
-
-	// A Server of the process serves the isolated queues without configuration.
-	ran := make(chan string, 100)
-	mux := NewMux()
-	AddHandler(mux, func(_ context.Context, t *Task[tick]) error { ran <- t.Queue; return nil })
-	srv := NewServer(e.rdb, ServerConfig{Logger: slog.New(slog.DiscardHandler)})
-	if err := srv.Start(context.Background(), mux); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown(context.Background())
-	select {
-	case q := <-ran:
-		if !strings.HasPrefix(q, "isolated:") {
-			t.Fatalf("ran a task from %q", q)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the server did not run isolated tasks")
 	}
 }
 

@@ -93,16 +93,10 @@ const minVisibilityTimeout = 50 * time.Millisecond
 
 // Server takes tasks from Redis and runs their handlers.
 type Server struct {
-	rdb *rdb.RDB
-	cfg ServerConfig
-	// queues (by decreasing weight) and weights are set before Start
-	// returns. After that only the fetcher changes them, replacing the
-	// slices under queuesMu (it drops isolated queues of stopped
-	// schedulers); other goroutines read them through servedQueues.
-	queues   []string
+	queue    *rdb.RDB
+	cfg      ServerConfig
+	queues   []string // by decreasing weight; fixed by NewServer
 	weights  []int
-	queuesMu sync.RWMutex
-	isolated map[string]bool // queues added by addIsolatedQueues
 	consumer string
 	log      *slog.Logger
 	taskLog  *slog.Logger
@@ -117,22 +111,26 @@ type Server struct {
 	stopErr  error         // what it returned
 	inflight map[entryKey]*delivery
 
-	slots       chan struct{}  // one token per running handler
-	stop        chan struct{}  // closed by Shutdown: stop taking tasks
-	loops       sync.WaitGroup // fetcher and forwarder
-	workers     sync.WaitGroup // one per delivery
-	stopLease   chan struct{}
-	leaseDone   chan struct{}
-	bgCtx       context.Context // Start's values, never cancelled: Redis calls that must complete
-	handlerCtx  context.Context // parent of handler contexts; cancelled when Shutdown gives up
-	cancelAll   context.CancelCauseFunc
-	stopWatcher func() bool
-	blocker     *rdb.Blocker       // the fetcher's blocking connection
-	finisher    *rdb.FinishBatcher // group-commits task outcomes (work.go)
+	slots      chan struct{}  // one token per running handler
+	stop       chan struct{}  // closed by Shutdown: stop taking tasks
+	loops      sync.WaitGroup // fetcher, forwarder and local loop
+	workers    sync.WaitGroup // one per delivery or local task
+	stopLease  chan struct{}
+	leaseDone  chan struct{}
+	bgCtx      context.Context // Start's values, never cancelled: Redis calls that must complete
+	handlerCtx context.Context // parent of handler contexts; cancelled when Shutdown gives up
+	cancelAll  context.CancelCauseFunc
+	blocker    *rdb.Blocker       // the fetcher's blocking connection
+	finisher   *rdb.FinishBatcher // group-commits task outcomes (work.go)
+
+	local      *localTasks // tasks run in process (server_local.go)
+	localRuns  *outbox     // their run records, written when Redis answers
+	stopOutbox context.CancelFunc
+	outboxDone chan struct{}
 }
 
-// NewServer returns a Server that takes tasks through rdb.
-func NewServer(rdb redis.UniversalClient, cfg ServerConfig) *Server {
+// NewServer returns a Server that takes tasks through client.
+func NewServer(client redis.UniversalClient, cfg ServerConfig) *Server {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 4 * runtime.NumCPU()
 	}
@@ -165,14 +163,16 @@ func NewServer(rdb redis.UniversalClient, cfg ServerConfig) *Server {
 		cfg.TaskLogger = cfg.Logger
 	}
 	s := &Server{
-		rdb:      newRDB(rdb, cfg.Namespace),
+		queue:    rdb.New(client, cfg.Namespace),
 		cfg:      cfg,
 		consumer: consumerName(),
 		log:      cfg.Logger,
 		taskLog:  cfg.TaskLogger,
 		now:      time.Now,
 		inflight: make(map[entryKey]*delivery),
+		local:    newLocalTasks(),
 	}
+	s.localRuns = newOutbox("run records of isolated tasks", localOutboxLimit, cfg.Logger)
 	for q := range cfg.Queues {
 		s.queues = append(s.queues, q)
 	}
@@ -200,9 +200,9 @@ func consumerName() string {
 
 // Start creates the consumer groups of the configured queues and starts
 // taking tasks; it returns once the server is running. ctx bounds the
-// startup; if ctx is cancelled later the server shuts down as if Shutdown
-// were called with a background context. Handlers get contexts carrying
-// ctx's values.
+// start only, as a context passed to a constructor-like call does in the
+// standard library: cancelling it later does not stop the server (stop it
+// with Shutdown). Handlers get contexts carrying ctx's values.
 func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	if mux == nil {
 		return errors.New("chronos: Start: nil Mux")
@@ -215,7 +215,9 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	if started {
 		return ErrServerStarted
 	}
-	s.addIsolatedQueues() // isolated.go: this process's isolated schedules run here
+	if _, ok := s.cfg.Queues[LocalQueue]; ok {
+		return fmt.Errorf("chronos: start server: queue name %q is reserved for isolated tasks, which run in process", LocalQueue)
+	}
 	if err := s.ensureGroups(ctx); err != nil {
 		return fmt.Errorf("chronos: start server: %w", err)
 	}
@@ -224,8 +226,8 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	s.mux = mux
 	s.mu.Unlock()
 	s.stopped = make(chan struct{})
-	s.blocker = rdb.NewBlocker(s.rdb)
-	s.finisher = rdb.NewFinishBatcher(s.rdb)
+	s.blocker = rdb.NewBlocker(s.queue)
+	s.finisher = rdb.NewFinishBatcher(s.queue)
 	s.slots = make(chan struct{}, s.cfg.Concurrency)
 	s.stop = make(chan struct{})
 	s.stopLease = make(chan struct{})
@@ -233,11 +235,15 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	s.bgCtx = context.WithoutCancel(ctx)
 	s.handlerCtx, s.cancelAll = context.WithCancelCause(s.bgCtx)
 
-	s.loops.Add(2)
+	s.loops.Add(3)
 	go s.fetchLoop()
 	go s.forwardLoop()
+	go s.localLoop()
 	go s.leaseLoop()
-	s.stopWatcher = context.AfterFunc(ctx, func() { _ = s.Shutdown(context.Background()) })
+	var octx context.Context
+	octx, s.stopOutbox = context.WithCancel(s.bgCtx)
+	s.outboxDone = make(chan struct{})
+	go func() { defer close(s.outboxDone); s.localRuns.run(octx) }()
 	s.log.Info("chronos: server started", "consumer", s.consumer, "queues", s.queues, "concurrency", s.cfg.Concurrency)
 	return nil
 }
@@ -270,7 +276,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 	}
 	defer close(s.stopped)
-	s.stopWatcher()
 
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
 	defer cancel()
@@ -294,6 +299,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// Handlers still running after a timed-out wait record their outcome
 	// directly once the batcher is closed.
 	s.finisher.Close()
+	s.stopOutbox()
+	<-s.outboxDone
+	s.stopLocal(ctx)
 	if err == nil {
 		s.cancelAll(ErrServerShutdown)
 		s.leaveGroups(ctx)
@@ -307,8 +315,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // pending entries in, so consumer lists do not grow with every deploy.
 // A consumer with pending entries is never deleted: that would drop them.
 func (s *Server) leaveGroups(ctx context.Context) {
-	for _, q := range s.servedQueues() {
-		if err := s.rdb.LeaveGroup(ctx, q, s.consumer); err != nil {
+	for _, q := range s.queues {
+		if err := s.queue.LeaveGroup(ctx, q, s.consumer); err != nil {
 			s.log.Warn("chronos: leave consumer group", "queue", q, "error", err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	chronos "github.com/chronos-go/chronos/runtime"
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
 func TestEnqueuedTaskReachesItsHandlerWithItsMetadata(t *testing.T) {
@@ -373,13 +374,13 @@ func TestDedupKeyMakesASecondEnqueueANoOpUntilItExpires(t *testing.T) {
 	if first.Duplicate || !second.Duplicate || second.ID != first.ID {
 		t.Fatalf("first = %+v, second = %+v", first, second)
 	}
-	if ttl := e.rdb.PTTL(ctx, "{chronos}:dedup:report:2026-11-30").Val(); ttl <= 0 || ttl > time.Hour {
+	if ttl := e.rdb.PTTL(ctx, rdb.NewKeys("").Dedup("report:2026-11-30")).Val(); ttl <= 0 || ttl > time.Hour {
 		t.Fatalf("dedup key TTL = %v", ttl)
 	}
 
 	short := e.enqueue(t, Greet{}, chronos.WithDedupKey("short", time.Millisecond))
 	recv(t, done, "short run")
-	eventually(t, "dedup key expiry", func() bool { return e.rdb.Exists(ctx, "{chronos}:dedup:short").Val() == 0 })
+	eventually(t, "dedup key expiry", func() bool { return e.rdb.Exists(ctx, rdb.NewKeys("").Dedup("short")).Val() == 0 })
 	again := e.enqueue(t, Greet{}, chronos.WithDedupKey("short", time.Millisecond))
 	if again.Duplicate || again.ID == short.ID {
 		t.Fatalf("after expiry: %+v", again)
@@ -397,7 +398,7 @@ func TestDedupKeyAppliesToDelayedTasks(t *testing.T) {
 	if !second.Duplicate || second.ID != first.ID {
 		t.Fatalf("second = %+v", second)
 	}
-	if n := e.rdb.ZCard(context.Background(), "{chronos}:delayed:default").Val(); n != 1 {
+	if n := e.rdb.ZCard(context.Background(), rdb.NewKeys("").Delayed("default")).Val(); n != 1 {
 		t.Fatalf("delayed tasks = %d", n)
 	}
 }
@@ -546,9 +547,10 @@ func TestStartFailsWhenRedisIsDownAndCanBeRetried(t *testing.T) {
 	}
 }
 
-func TestCancellingTheStartContextShutsTheServerDown(t *testing.T) {
+// The start context bounds starting, as in the standard library: the usual
+// WithTimeout + defer cancel() around Start must not stop the server.
+func TestTheStartContextBoundsOnlyTheStart(t *testing.T) {
 	e := newEnv(t)
-	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan struct{}, 1)
 	mux := chronos.NewMux()
 	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
@@ -556,21 +558,27 @@ func TestCancellingTheStartContextShutsTheServerDown(t *testing.T) {
 		return nil
 	})
 	srv := chronos.NewServer(e.rdb, chronos.ServerConfig{Logger: quietLogger})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	if err := srv.Start(ctx, mux); err != nil {
 		t.Fatal(err)
 	}
-	e.enqueue(t, Greet{}) // Redis adds a consumer to a group at its first delivery
+	cancel()
+	e.enqueue(t, Greet{}) // enqueued after the start context ended
 	recv(t, ran, "task")
 	consumers := func() int {
-		return len(e.rdb.XInfoConsumers(context.Background(), "{chronos}:q:default", "chronos").Val())
+		return len(e.rdb.XInfoConsumers(context.Background(), rdb.NewKeys("").Stream(chronos.DefaultQueue), rdb.Group).Val())
 	}
 	if n := consumers(); n != 1 {
 		t.Fatalf("consumers while running = %d", n)
 	}
-	cancel()
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	// A clean shutdown leaves the consumer group: consumer lists do not
 	// grow with every deploy.
-	eventually(t, "the server to leave its consumer group", func() bool { return consumers() == 0 })
+	if n := consumers(); n != 0 {
+		t.Fatalf("consumers after Shutdown = %d", n)
+	}
 }
 
 func TestFailuresAreLoggedWithTheirOutcome(t *testing.T) {
@@ -646,7 +654,7 @@ func TestEnqueueManyAddsEveryTaskInOneBatch(t *testing.T) {
 	if infos[2] != nil || infos[0] == nil || infos[1] == nil || infos[3] == nil {
 		t.Fatalf("infos = %v", infos)
 	}
-	if n := e.rdb.XLen(ctx, "{chronos}:q:bulk").Val(); n != 3 {
+	if n := e.rdb.XLen(ctx, rdb.NewKeys("").Stream("bulk")).Val(); n != 3 {
 		t.Fatalf("stream length = %d, want 3", n)
 	}
 	dups, err := e.client.EnqueueMany(ctx, []chronos.TaskArgs{Greet{}, Greet{}}, chronos.WithDedupKey("batch", time.Minute))
@@ -686,10 +694,10 @@ func TestNamespacesKeepTheirKeysApart(t *testing.T) {
 	if _, err := billing.Enqueue(ctx, Greet{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.rdb.XLen(ctx, "{billing}:q:default").Val(); n != 1 {
+	if n := e.rdb.XLen(ctx, rdb.NewKeys("billing").Stream("default")).Val(); n != 1 {
 		t.Fatalf("{billing} stream length = %d", n)
 	}
-	if n := e.rdb.Exists(ctx, "{chronos}:q:default").Val(); n != 0 {
+	if n := e.rdb.Exists(ctx, rdb.NewKeys("").Stream("default")).Val(); n != 0 {
 		t.Fatal("a billing task landed in the default namespace")
 	}
 }

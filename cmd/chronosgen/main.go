@@ -11,6 +11,14 @@
 //	chronosgen next [-tz ZONE] [-from TIME] [-n N] 'CRON EXPRESSION'
 //	chronosgen next -every 30s [-start-delay 10s] [-repeat 9] [-from TIME] [-n N]
 //
+// next prints fire times computed by the runtime's engine. Its cron
+// expression is checked as go generate checks it, so one generation
+// refuses (say, '0 0 2 30 2 ?', which never fires) is an error here too.
+// The expression must be a single quoted argument: given as several words,
+// next prints the command quoted and fails, instead of joining them,
+// because the shell has already expanded any unquoted * and ? against
+// file names.
+//
 // Flags:
 //
 //	-o name           generated file name in each package (default chronos_gen.go)

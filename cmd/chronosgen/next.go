@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/chronos-go/chronos/runtime/trigger"
@@ -12,7 +14,13 @@ import (
 
 // runNext prints the next fire times of a cron expression or a simple
 // trigger, computed by the runtime's own time engine: what you see is what
-// the scheduler will do.
+// the scheduler will do. An expression generation would refuse is an
+// error here too, never an empty list.
+//
+// The expression must be one argument. Several arguments are an error
+// that shows the command quoted, rather than joined into an expression:
+// unquoted, the shell has already replaced * and ? by the names of files
+// that match them, so the joined words need not be what was typed.
 func runNext(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("chronosgen next", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -25,7 +33,7 @@ func runNext(args []string, stdout, stderr io.Writer) int {
 		repeat     = fs.Int("repeat", trigger.RepeatForever, "simple trigger: repeats after the first fire (-1 forever)")
 	)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: chronosgen next [-tz ZONE] [-from TIME] [-n N] 'EXPR'\n       chronosgen next -every D [-start-delay D] [-repeat N] [-from TIME] [-n N]\n\nflags:\n")
+		fmt.Fprintf(stderr, "usage: chronosgen next [-tz ZONE] [-from TIME] [-n N] 'EXPR'\n       chronosgen next -every D [-start-delay D] [-repeat N] [-from TIME] [-n N]\n\nEXPR is one argument: quote it, or the shell splits it and expands * and ?.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -69,6 +77,11 @@ func runNext(args []string, stdout, stderr io.Writer) int {
 			times = append(times, next)
 			next, ok = t.FireTimeAfter(next)
 		}
+	case fs.NArg() > 1:
+		flags := args[:len(args)-fs.NArg()]
+		fmt.Fprintf(stderr, "chronosgen next: the cron expression must be one argument, quoted; the shell splits it and expands * and ? against file names:\n\tchronosgen next %s\n",
+			strings.Join(append(slices.Clone(flags), "'"+strings.Join(fs.Args(), " ")+"'"), " "))
+		return exitError
 	case fs.NArg() == 1:
 		var code int
 		times, code = cronTimes(fs.Arg(0), loc, start, *n, stderr)

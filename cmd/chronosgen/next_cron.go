@@ -7,27 +7,40 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chronos-go/chronos/gen"
 	"github.com/chronos-go/chronos/runtime/cron"
 )
 
 // cronTimes returns the first n fire times of expr after from, read in loc.
-// An invalid expression is printed with a caret under the bad column.
+// expr is checked as generation checks it (gen.CheckCron), so an expression
+// go generate refuses is refused here too, with the same message; a
+// syntax error is printed with a caret under the bad field.
 func cronTimes(expr string, loc *time.Location, from time.Time, n int, stderr io.Writer) ([]time.Time, int) {
-	e, err := cron.Parse(expr)
-	if err != nil {
+	if err := gen.CheckCron(expr); err != nil {
 		var se *cron.SyntaxError
-		if !errors.As(err, &se) {
-			fmt.Fprintf(stderr, "chronosgen next: %v\n", err)
+		if errors.As(err, &se) {
+			fmt.Fprintf(stderr, "chronosgen next: invalid cron expression at column %d: %s\n", se.Offset+1, se.Msg)
+			fmt.Fprintf(stderr, "\t%s\n\t%s%s\n", expr, caretPad(expr, se.Offset), strings.Repeat("^", max(se.Len, 1)))
 			return nil, exitDrift
 		}
-		fmt.Fprintf(stderr, "chronosgen next: invalid cron expression at column %d: %s\n", se.Offset+1, se.Msg)
-		fmt.Fprintf(stderr, "\t%s\n\t%s%s\n", expr, caretPad(expr, se.Offset), strings.Repeat("^", max(se.Len, 1)))
+		fmt.Fprintf(stderr, "chronosgen next: %v\n", err)
+		return nil, exitDrift
+	}
+	e, err := cron.Parse(expr)
+	if err != nil { // CheckCron has parsed it already
+		fmt.Fprintf(stderr, "chronosgen next: %v\n", err)
 		return nil, exitDrift
 	}
 	s := cron.Schedule{Expr: e, Location: loc}
 	var times []time.Time
 	for t := s.Next(from); !t.IsZero() && len(times) < n; t = s.Next(t) {
 		times = append(times, t)
+	}
+	if len(times) == 0 {
+		// Valid from now on, but not after -from (a year-limited
+		// expression asked about a later year).
+		fmt.Fprintf(stderr, "chronosgen next: %q has no fire time after %s\n", expr, from.In(loc).Format(time.RFC3339))
+		return nil, exitDrift
 	}
 	return times, exitOK
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chronos-go/chronos/gen"
 )
 
 // chronosgen runs the command in-process and returns its exit code and
@@ -38,6 +40,37 @@ func TestNextInvalidExpressionShowsColumn(t *testing.T) {
 	}
 	if caret := strings.Index(lines[2], "^") - 1; caret != strings.Index(lines[1], "8")-1 {
 		t.Errorf("caret not under the bad field:\n%s\n%s", lines[1], lines[2])
+	}
+}
+
+// An expression generation refuses is refused by next too, with
+// generation's message; before, '0 0 2 30 2 ?' printed nothing and exited 0.
+func TestNextRefusesWhatGenerationRefuses(t *testing.T) {
+	for _, expr := range []string{"0 0 2 30 2 ?", "0 0 12 1 1 ? 2020"} {
+		code, out, errOut := chronosgen(t, "next", expr)
+		want := "chronosgen next: bad cron expression: it has no fire time from now on; the scheduler would refuse it (trigger will never fire)\n"
+		if code != exitDrift || out != "" || errOut != want {
+			t.Errorf("next %q: exit %d, stdout %q, stderr %q; want exit %d, stderr %q", expr, code, out, errOut, exitDrift, want)
+		}
+		if genErr := gen.CheckCron(expr); genErr == nil || errOut != "chronosgen next: "+genErr.Error()+"\n" {
+			t.Errorf("next %q and generation disagree: %q vs %v", expr, errOut, genErr)
+		}
+	}
+	// Valid from now on but not after -from: an error, not an empty list.
+	code, out, errOut := chronosgen(t, "next", "-from", "2100-01-01T00:00:00Z", "0 0 12 1 1 ? 2027-2099")
+	if code != exitDrift || out != "" || errOut != "chronosgen next: \"0 0 12 1 1 ? 2027-2099\" has no fire time after 2100-01-01T00:00:00Z\n" {
+		t.Errorf("no fire time after -from: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// An expression given as several words is a usage error that shows the
+// command quoted; joining the words would run whatever the shell made of
+// an unquoted * or ?.
+func TestNextWantsTheExpressionAsOneArgument(t *testing.T) {
+	code, out, errOut := chronosgen(t, "next", "-tz", "Asia/Seoul", "0", "0", "2", "30", "2", "?")
+	want := "chronosgen next: the cron expression must be one argument, quoted; the shell splits it and expands * and ? against file names:\n\tchronosgen next -tz Asia/Seoul '0 0 2 30 2 ?'\n"
+	if code != exitError || out != "" || errOut != want {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant exit %d, stderr:\n%s", code, out, errOut, exitError, want)
 	}
 }
 

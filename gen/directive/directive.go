@@ -6,17 +6,26 @@
 //
 //	args   = { space } [ arg { space+ arg } ] { space } .
 //	arg    = key "=" value .
-//	key    = lower { lower | digit | "-" } .
+//	key    = letter { letter | digit | "-" } .
 //	value  = bare | interpreted | raw | single .
 //	bare   = one or more bytes other than space, '"', '`' and '\'' .
 //	interpreted = a Go "…" string literal, with Go escapes .
 //	raw    = a Go `…` raw string literal (no escapes) .
 //	single = '…' (no escapes; it cannot contain '), for struct tags .
 //
+// Letters are ASCII. Keys are lower case; Parse reads upper-case letters
+// too so that the caller, which knows the keys, can report Every=1m as a
+// misspelt every rather than as text that is not key=value.
+//
 // Space is ' ', '\t', '\r' or '\n'. A quoted value must be followed by
 // space or the end of the input; "//" where an argument should start is a
 // trailing comment, an error. Parse reports every malformed argument, with
 // byte offsets, and keeps going, so a caller can show all problems at once.
+//
+// A bare value followed by words that are not key=value, one of which
+// could not even start a key (cron=0 0 2 * * ?), is one error: a value
+// with spaces that lacks its quotes. Reporting each word would bury that
+// under one "expected key=value" per word.
 package directive
 
 import (
@@ -69,6 +78,25 @@ func (a Arg) Offset(i int) int {
 type Error struct {
 	Off int
 	Msg string
+
+	// Unquoted is set when the error is a value with spaces written
+	// without quotes: the argument as it was probably meant, its Value
+	// holding every word. Msg shows the fix Go-quoted; a caller whose text
+	// is itself inside quotes (a struct tag) can show another quoting with
+	// UnquotedMsg.
+	Unquoted *Arg
+}
+
+// UnquotedMsg is the message for a, a value with spaces written without
+// quotes, showing it quoted: Go-quoted when q is a double quote, and
+// single-quoted when q is a single quote (as a struct tag writes it),
+// unless the value holds one.
+func UnquotedMsg(a Arg, q byte) string {
+	v := strconv.Quote(a.Value)
+	if q == '\'' && !strings.ContainsRune(a.Value, '\'') {
+		v = "'" + a.Value + "'"
+	}
+	return fmt.Sprintf("%s value must be quoted: %s=%s", a.Key, a.Key, v)
 }
 
 // Error formats e with its offset; callers usually map Off to a position
@@ -89,7 +117,7 @@ func Parse(text string) ([]Arg, []*Error) {
 			return args, errs
 		}
 		if strings.HasPrefix(text[i:], "//") {
-			errs = append(errs, &Error{i, "a directive line cannot end in a // comment; put the comment on the line above"})
+			errs = append(errs, &Error{Off: i, Msg: "a directive line cannot end in a // comment; put the comment on the line above"})
 			return args, errs
 		}
 		start := i
@@ -101,10 +129,44 @@ func Parse(text string) ([]Arg, []*Error) {
 			for next < len(text) && !isSpace(text[next]) {
 				next++
 			}
+		} else if end, ok := spacedValue(text, arg, next); ok {
+			arg.Value, arg.ValEnd = text[arg.ValOff:end], end
+			errs = append(errs, &Error{Off: arg.ValOff, Msg: UnquotedMsg(arg, '"'), Unquoted: &arg})
+			next = end
 		} else {
 			args = append(args, arg)
 		}
 		i = next
+	}
+}
+
+// spacedValue reports whether a, ending at text[i], is a bare value whose
+// spaces lost their quotes: the words after it up to the next argument
+// have no '=' or quote, and one of them could not start a key (a key-like
+// word alone, as in every=1m forever, is more likely a key missing its
+// =value). end is just past the last of those words.
+func spacedValue(text string, a Arg, i int) (end int, ok bool) {
+	if a.Quote != 0 {
+		return 0, false
+	}
+	end = i
+	for {
+		j := skipSpace(text, end)
+		if j >= len(text) || strings.HasPrefix(text[j:], "//") {
+			return end, ok
+		}
+		k := j
+		for k < len(text) && !isSpace(text[k]) {
+			k++
+		}
+		word := text[j:k]
+		if strings.ContainsAny(word, "=\"`'") {
+			return end, ok
+		}
+		if !isKeyByte(word[0], true) {
+			ok = true
+		}
+		end = k
 	}
 }
 
@@ -115,19 +177,19 @@ func parseArg(text string, i int) (Arg, int, *Error) {
 		j++
 	}
 	if j == i {
-		return a, i, &Error{i, fmt.Sprintf("expected key=value, found %s", quoteToken(text, i))}
+		return a, i, &Error{Off: i, Msg: fmt.Sprintf("expected key=value, found %s", quoteToken(text, i))}
 	}
 	a.Key = text[i:j]
 	if j >= len(text) || text[j] != '=' {
 		if j < len(text) && !isSpace(text[j]) {
-			return a, j, &Error{j, fmt.Sprintf("invalid character %s in key (keys are lower-case words joined by '-')", quoteRune(text, j))}
+			return a, j, &Error{Off: j, Msg: fmt.Sprintf("invalid character %s in key (keys are lower-case words joined by '-')", quoteRune(text, j))}
 		}
-		return a, j, &Error{i, fmt.Sprintf("missing =value after %q (every argument is key=value)", a.Key)}
+		return a, j, &Error{Off: i, Msg: fmt.Sprintf("missing =value after %q (every argument is key=value)", a.Key)}
 	}
 	j++ // '='
 	a.ValOff = j
 	if j >= len(text) || isSpace(text[j]) {
-		return a, j, &Error{j, fmt.Sprintf("missing value after %s= (write %s=\"\" for an empty value)", a.Key, a.Key)}
+		return a, j, &Error{Off: j, Msg: fmt.Sprintf("missing value after %s= (write %s=\"\" for an empty value)", a.Key, a.Key)}
 	}
 	switch q := text[j]; q {
 	case '"':
@@ -139,14 +201,14 @@ func parseArg(text string, i int) (Arg, int, *Error) {
 	case '`', '\'':
 		k := strings.IndexByte(text[j+1:], q)
 		if k < 0 {
-			return a, len(text), &Error{j, fmt.Sprintf("unterminated %c-quoted value", q)}
+			return a, len(text), &Error{Off: j, Msg: fmt.Sprintf("unterminated %c-quoted value", q)}
 		}
 		a.Quote, a.Value, j = q, text[j+1:j+1+k], j+1+k+1
 	default:
 		k := j
 		for k < len(text) && !isSpace(text[k]) {
 			if c := text[k]; c == '"' || c == '`' || c == '\'' {
-				return a, k, &Error{k, fmt.Sprintf("quote %c inside unquoted value; quote the whole value", c)}
+				return a, k, &Error{Off: k, Msg: fmt.Sprintf("quote %c inside unquoted value; quote the whole value", c)}
 			}
 			k++
 		}
@@ -154,7 +216,7 @@ func parseArg(text string, i int) (Arg, int, *Error) {
 	}
 	a.ValEnd = j
 	if j < len(text) && !isSpace(text[j]) {
-		return a, j, &Error{j, fmt.Sprintf("unexpected %s after quoted value; separate arguments with spaces", quoteRune(text, j))}
+		return a, j, &Error{Off: j, Msg: fmt.Sprintf("unexpected %s after quoted value; separate arguments with spaces", quoteRune(text, j))}
 	}
 	return a, j, nil
 }
@@ -169,14 +231,14 @@ func scanInterpreted(text string, i int) (string, []int, int, *Error) {
 	j := i + 1
 	for {
 		if j >= len(text) {
-			return "", nil, len(text), &Error{i, "unterminated \"-quoted value"}
+			return "", nil, len(text), &Error{Off: i, Msg: "unterminated \"-quoted value"}
 		}
 		if text[j] == '"' {
 			return string(buf), off, j + 1, nil
 		}
 		v, multibyte, tail, err := strconv.UnquoteChar(text[j:], '"')
 		if err != nil {
-			return "", nil, j + 1, &Error{j, "invalid escape sequence in \"-quoted value"}
+			return "", nil, j + 1, &Error{Off: j, Msg: "invalid escape sequence in \"-quoted value"}
 		}
 		n := len(buf)
 		if v < utf8.RuneSelf || !multibyte {
@@ -230,7 +292,7 @@ func skipSpace(s string, i int) int {
 }
 
 func isKeyByte(c byte, first bool) bool {
-	if 'a' <= c && c <= 'z' {
+	if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
 		return true
 	}
 	return !first && ('0' <= c && c <= '9' || c == '-')

@@ -52,7 +52,7 @@ func TestOffsetMapsThroughQuotes(t *testing.T) {
 }
 
 func TestParseReportsEveryError(t *testing.T) {
-	text := `every 30s Key=1 q="a"b x= ok=1 // trailing`
+	text := `every 30s -k=1 q="a"b x= ok=1 // trailing`
 	_, errs := Parse(text)
 	want := []struct {
 		at  string // the text at the error offset
@@ -60,7 +60,7 @@ func TestParseReportsEveryError(t *testing.T) {
 	}{
 		{"every", "missing =value after"},
 		{"30s", "expected key=value"},
-		{"Key=1", "expected key=value"},
+		{"-k=1", "expected key=value"},
 		{"b x=", "after quoted value"},
 		{" ok=1", "missing value after x="},
 		{"// trailing", "cannot end in a // comment"},
@@ -118,4 +118,53 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Keys are read whatever their case: the caller knows the keys and can say
+// that Every means every, and the arguments after it are read as usual.
+func TestParseReadsKeysOfAnyCase(t *testing.T) {
+	args, errs := Parse(`Every=1m Max-Retry=3 tz=UTC`)
+	if len(errs) != 0 || len(args) != 3 {
+		t.Fatalf("Parse = %v, %v", args, errs)
+	}
+	for i, want := range []string{"Every", "Max-Retry", "tz"} {
+		if args[i].Key != want {
+			t.Errorf("arg %d: key %q, want %q", i, args[i].Key, want)
+		}
+	}
+}
+
+// A value with spaces and no quotes is one error that shows the fix, not
+// one error per word, and the arguments after it are read as usual.
+func TestParseReportsAnUnquotedValueWithSpacesOnce(t *testing.T) {
+	text := `cron=0 0 2 * * ? tz=UTC`
+	args, errs := Parse(text)
+	if len(errs) != 1 || len(args) != 1 || args[0].Key != "tz" {
+		t.Fatalf("Parse = %v, %v", args, errs)
+	}
+	e := errs[0]
+	if want := `cron value must be quoted: cron="0 0 2 * * ?"`; e.Msg != want || e.Off != len("cron=") {
+		t.Errorf("error at %d: %s; want at %d: %s", e.Off, e.Msg, len("cron="), want)
+	}
+	if e.Unquoted == nil || e.Unquoted.Key != "cron" || e.Unquoted.Value != "0 0 2 * * ?" {
+		t.Fatalf("Unquoted = %+v", e.Unquoted)
+	}
+	if got := UnquotedMsg(*e.Unquoted, '\''); got != `cron value must be quoted: cron='0 0 2 * * ?'` {
+		t.Errorf("single-quoted: %s", got)
+	}
+	if got := UnquotedMsg(Arg{Key: "queue", Value: "it's"}, '\''); got != `queue value must be quoted: queue="it's"` {
+		t.Errorf("a value holding ': %s", got)
+	}
+
+	// Words that all read as keys are more likely keys without =value.
+	_, errs = Parse(`every=1m forever`)
+	if len(errs) != 1 || !strings.Contains(errs[0].Msg, `missing =value after "forever"`) || errs[0].Unquoted != nil {
+		t.Errorf("every=1m forever: %v", errs)
+	}
+	// A descriptor with an argument, and a trailing comment that is not
+	// part of the value.
+	_, errs = Parse(`cron=@every 1h // hourly`)
+	if len(errs) != 2 || errs[0].Msg != `cron value must be quoted: cron="@every 1h"` || !strings.Contains(errs[1].Msg, "// comment") {
+		t.Errorf("cron=@every 1h // hourly: %v", errs)
+	}
 }

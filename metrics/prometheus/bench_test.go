@@ -29,7 +29,7 @@ func BenchmarkRecord(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				m.TriggerFired("nightly", "trigger", chronos.TriggerEnqueued, 2*time.Millisecond)
+				m.TriggerFired(chronos.FiredTrigger{Schedule: "nightly", Source: "trigger", Result: chronos.TriggerEnqueued, Lag: 2 * time.Millisecond})
 			}
 		})
 	})

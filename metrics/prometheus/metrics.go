@@ -187,17 +187,17 @@ func (m *Metrics) TaskFinished(queue, kind, outcome string, took time.Duration) 
 
 // TriggerFired implements chronos.Metrics. Only enqueued jobs observe the
 // lag: the other results did not enqueue anything to measure.
-func (m *Metrics) TriggerFired(schedule, source, result string, lag time.Duration) {
+func (m *Metrics) TriggerFired(f chronos.FiredTrigger) {
 	if m.opts.ScheduleLabel {
-		m.triggers.WithLabelValues(schedule, source, result).Inc()
-		if result == chronos.TriggerEnqueued {
-			m.triggerLag.WithLabelValues(schedule, source).Observe(lag.Seconds())
+		m.triggers.WithLabelValues(f.Schedule, f.Source, f.Result).Inc()
+		if f.Result == chronos.TriggerEnqueued {
+			m.triggerLag.WithLabelValues(f.Schedule, f.Source).Observe(f.Lag.Seconds())
 		}
 		return
 	}
-	m.triggers.WithLabelValues(source, result).Inc()
-	if result == chronos.TriggerEnqueued {
-		m.triggerLag.WithLabelValues(source).Observe(lag.Seconds())
+	m.triggers.WithLabelValues(f.Source, f.Result).Inc()
+	if f.Result == chronos.TriggerEnqueued {
+		m.triggerLag.WithLabelValues(f.Source).Observe(f.Lag.Seconds())
 	}
 }
 

@@ -77,9 +77,9 @@ func TestMetricsCountEachReportUnderItsFamilyAndLabels(t *testing.T) {
 	m.TaskFinished("default", "email", chronos.OutcomeSuccess, 30*time.Millisecond)
 	m.TaskFinished("default", "email", chronos.OutcomeRetry, time.Second)
 	m.TaskFinished("isolated:host-1-ab12", "cleanup", chronos.OutcomeDead, 0)
-	m.TriggerFired("nightly", "trigger", chronos.TriggerEnqueued, 3*time.Millisecond)
-	m.TriggerFired("nightly", "trigger", chronos.TriggerDuplicate, time.Millisecond)
-	m.TriggerFired("hourly", "catchup", chronos.TriggerEnqueued, 2*time.Millisecond)
+	m.TriggerFired(chronos.FiredTrigger{Schedule: "nightly", Source: "trigger", Result: chronos.TriggerEnqueued, Lag: 3 * time.Millisecond})
+	m.TriggerFired(chronos.FiredTrigger{Schedule: "nightly", Source: "trigger", Result: chronos.TriggerDuplicate, Lag: time.Millisecond})
+	m.TriggerFired(chronos.FiredTrigger{Schedule: "hourly", Source: "catchup", Result: chronos.TriggerEnqueued, Lag: 2 * time.Millisecond})
 	m.Misfired("hourly", "fireOnceNow", 0)
 	m.Misfired("minutely", "ignoreMisfires", 7)
 	m.LeaderChanged(true)
@@ -139,7 +139,7 @@ chronos_lease_renew_failures_total 1
 func TestScheduleAndInstanceQueueLabelsAreOptIn(t *testing.T) {
 	m := chronosprom.New(chronosprom.Options{ScheduleLabel: true, InstanceQueues: true})
 	reg := registry(t, m)
-	m.TriggerFired("nightly", "trigger", chronos.TriggerEnqueued, time.Millisecond)
+	m.TriggerFired(chronos.FiredTrigger{Schedule: "nightly", Source: "trigger", Result: chronos.TriggerEnqueued, Lag: time.Millisecond})
 	m.Misfired("nightly", "doNothing", 0)
 	m.TaskFinished("isolated:host-1-ab12", "cleanup", chronos.OutcomeSuccess, time.Millisecond)
 

@@ -1,9 +1,9 @@
 package firing
 
-// entry is one schedule in the loop. at is the next fire time in Unix
+// item is one schedule in the loop. at is the next fire time in Unix
 // nanoseconds (8 bytes instead of a 24-byte time.Time, which matters at
 // 100k schedules); index is its position in the heap, or -1 while paused.
-type entry struct {
+type item struct {
 	id     string
 	at     int64
 	next   NextFunc
@@ -13,7 +13,7 @@ type entry struct {
 
 // fireHeap is a binary min-heap of entries ordered by at, keeping each
 // entry's index current so any entry can be removed or fixed in O(log n).
-type fireHeap []*entry
+type fireHeap []*item
 
 func (h fireHeap) less(i, j int) bool { return h[i].at < h[j].at }
 
@@ -23,14 +23,14 @@ func (h fireHeap) swap(i, j int) {
 	h[j].index = j
 }
 
-func (h *fireHeap) push(e *entry) {
+func (h *fireHeap) push(e *item) {
 	e.index = len(*h)
 	*h = append(*h, e)
 	h.up(e.index)
 }
 
 // remove takes the entry at position i out of the heap.
-func (h *fireHeap) remove(i int) *entry {
+func (h *fireHeap) remove(i int) *item {
 	old := *h
 	n := len(old) - 1
 	e := old[i]

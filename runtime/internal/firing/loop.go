@@ -100,7 +100,7 @@ type Loop struct {
 
 	mu      sync.Mutex
 	heap    fireHeap
-	entries map[string]*entry
+	entries map[string]*item
 	batch   []Due
 }
 
@@ -121,7 +121,7 @@ func New(cfg Config) *Loop {
 	if cfg.JumpThreshold <= 0 {
 		cfg.JumpThreshold = time.Second
 	}
-	return &Loop{cfg: cfg, wake: make(chan struct{}, 1), entries: make(map[string]*entry)}
+	return &Loop{cfg: cfg, wake: make(chan struct{}, 1), entries: make(map[string]*item)}
 }
 
 // Set adds the schedule id, or replaces its next function and fire time if
@@ -148,7 +148,7 @@ func (l *Loop) SetAt(id string, next NextFunc, at time.Time) {
 	l.mu.Lock()
 	e, ok := l.entries[id]
 	if !ok {
-		e = &entry{id: id, index: -1}
+		e = &item{id: id, index: -1}
 		l.entries[id] = e
 	}
 	e.next, e.at = next, at.UnixNano()
@@ -253,7 +253,7 @@ func (l *Loop) Len() int {
 
 // place puts e where its at belongs, unless it is paused, and wakes Run if
 // the head of the heap may have changed. l.mu must be held.
-func (l *Loop) place(e *entry) {
+func (l *Loop) place(e *item) {
 	if e.paused {
 		return
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 )
 
 // DefaultTTL is the lease lifetime when Config.TTL is zero. A crashed leader
@@ -52,7 +54,7 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.Namespace == "" {
-		c.Namespace = DefaultNamespace
+		c.Namespace = keyspace.DefaultNamespace
 	}
 	if c.InstanceID == "" {
 		host, _ := os.Hostname()

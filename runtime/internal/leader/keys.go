@@ -1,5 +1,7 @@
 package leader
 
+import "github.com/chronos-go/chronos/runtime/internal/keyspace"
+
 // Keys are the Redis keys and channel of one namespace's election. All keys
 // share the hash tag {<ns>} so that scripts of other packages can touch the
 // lease together with their own keys in one Redis Cluster slot.
@@ -13,14 +15,9 @@ type Keys struct {
 	Resign string // pub/sub channel (not a key; listed for the key-layout page)
 }
 
-// DefaultNamespace is the namespace used when Config.Namespace is empty.
-const DefaultNamespace = "chronos"
-
-// KeysFor returns the election keys of namespace ns ("" means DefaultNamespace).
+// KeysFor returns the election keys of namespace ns ("" means
+// keyspace.DefaultNamespace).
 func KeysFor(ns string) Keys {
-	if ns == "" {
-		ns = DefaultNamespace
-	}
-	p := "{" + ns + "}:leader"
+	p := keyspace.Prefix(ns) + "leader"
 	return Keys{Lock: p, Epoch: p + ":epoch", Resign: p + ":resign"}
 }

@@ -89,16 +89,6 @@ func (r *RDB) DeleteDead(ctx context.Context, id string) error {
 	return nil
 }
 
-// ListRuns returns up to limit run records of kind, newest first, as
-// field/value maps.
-func (r *RDB) ListRuns(ctx context.Context, kind string, limit int) ([]redis.XMessage, error) {
-	msgs, err := r.C.XRevRangeN(ctx, r.K.Runs(kind), "+", "-", int64(limit)).Result()
-	if err != nil {
-		return nil, fmt.Errorf("rdb: list runs of %q: %w", kind, err)
-	}
-	return msgs, nil
-}
-
 // QueueStats are the sizes of one queue.
 type QueueStats struct {
 	Stream  int64 // entries in the stream: ready plus running
@@ -131,4 +121,38 @@ func (r *RDB) QueueStats(ctx context.Context, queue string) (QueueStats, error) 
 		st.Pending, st.OldestPending = p.Count, p.Lower
 	}
 	return st, nil
+}
+
+// oldestReadyScript returns the ID of the oldest entry of a queue stream
+// that no worker has taken yet: the first one after the consumer group's
+// last-delivered ID (every entry, if the group does not exist yet), or
+// false if there is none. Running tasks are not ready: they sit at or
+// before that ID, in the group's pending list.
+//
+//	KEYS[1] stream; ARGV[1] group name
+var oldestReadyScript = redis.NewScript(`
+local groups = redis.pcall('XINFO', 'GROUPS', KEYS[1])
+if type(groups) == 'table' and groups.err then return false end
+local last = '0-0'
+for _, g in ipairs(groups) do
+  local f = {}
+  for k = 1, #g, 2 do f[g[k]] = g[k + 1] end
+  if f['name'] == ARGV[1] then last = f['last-delivered-id'] end
+end
+local e = redis.call('XRANGE', KEYS[1], '(' .. last, '+', 'COUNT', 1)
+if #e == 0 then return false end
+return e[1][1]
+`)
+
+// OldestReady returns the entry ID of the oldest task of queue that no
+// worker has taken yet, or "" when there is none. One round trip.
+func (r *RDB) OldestReady(ctx context.Context, queue string) (string, error) {
+	id, err := oldestReadyScript.Run(ctx, r.C, []string{r.keysOf(queue).stream}, Group).Text()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("rdb: oldest ready task of %q: %w", queue, err)
+	}
+	return id, nil
 }

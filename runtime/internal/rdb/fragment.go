@@ -25,7 +25,9 @@ import (
 //  2. append EnqueueKeys(...) to the script's KEYS and EnqueueArgs(...) to
 //     its ARGV, remembering the 1-based position of the first of each;
 //  3. call it with EnqueueCall(firstKey, firstArg), for example
-//     "local r = " + EnqueueCall(3, 5).
+//     "local r = " + EnqueueCall(3, 5), or, for one enqueue per loop
+//     iteration, with EnqueueCallAt and strides of EnqueueKeyCount and
+//     EnqueueArgCount.
 //
 // All keys must belong to the same namespace (one hash tag, one slot).
 const EnqueueFunc = `
@@ -55,6 +57,21 @@ const (
 	EnqueueArgCount = 6
 )
 
+// Positions, from 1, within EnqueueKeys and EnqueueArgs, for scripts that
+// read one of them besides passing them on (EnqueueKeyAt, EnqueueArgAt).
+const (
+	EnqueueKeyStream  = 1
+	EnqueueKeyDelayed = 2
+	EnqueueKeyDedup   = 3
+
+	EnqueueArgWake = 1
+	EnqueueArgMsg  = 2
+	EnqueueArgID   = 3
+	EnqueueArgDue  = 4
+	EnqueueArgNow  = 5
+	EnqueueArgTTL  = 6
+)
+
 // EnqueueKeys returns the KEYS chronos_enqueue needs, in order: the queue
 // stream, the queue's delayed set and the dedup key (a placeholder when
 // dedupKey is empty).
@@ -80,8 +97,30 @@ func (k Keys) EnqueueArgs(msg []byte, id string, due, now time.Time, dedupTTL ti
 // EnqueueCall returns the Lua expression calling chronos_enqueue with its
 // keys at KEYS[firstKey...] and its arguments at ARGV[firstArg...].
 func EnqueueCall(firstKey, firstArg int) string {
-	k := func(i int) string { return "KEYS[" + strconv.Itoa(firstKey+i) + "]" }
-	a := func(i int) string { return "ARGV[" + strconv.Itoa(firstArg+i) + "]" }
+	return EnqueueCallAt(strconv.Itoa(firstKey-1), strconv.Itoa(firstArg-1))
+}
+
+// EnqueueCallAt is EnqueueCall for a script that enqueues in a loop: keyBase
+// and argBase are Lua expressions (a local variable, say) for the index just
+// before the first key and the first argument, so the call reads
+// KEYS[keyBase + 1 ... keyBase + EnqueueKeyCount] and
+// ARGV[argBase + 1 ... argBase + EnqueueArgCount].
+func EnqueueCallAt(keyBase, argBase string) string {
+	k := func(pos int) string { return EnqueueKeyAt(keyBase, pos) }
+	a := func(pos int) string { return EnqueueArgAt(argBase, pos) }
 	return fmt.Sprintf("chronos_enqueue(%s, %s, %s, %s, %s, %s, tonumber(%s), tonumber(%s), tonumber(%s))",
-		k(0), k(1), k(2), a(0), a(1), a(2), a(3), a(4), a(5))
+		k(EnqueueKeyStream), k(EnqueueKeyDelayed), k(EnqueueKeyDedup),
+		a(EnqueueArgWake), a(EnqueueArgMsg), a(EnqueueArgID), a(EnqueueArgDue), a(EnqueueArgNow), a(EnqueueArgTTL))
+}
+
+// EnqueueKeyAt is the Lua expression of key pos (EnqueueKeyStream, ...) of
+// an EnqueueKeys block that starts after index keyBase.
+func EnqueueKeyAt(keyBase string, pos int) string {
+	return "KEYS[" + keyBase + " + " + strconv.Itoa(pos) + "]"
+}
+
+// EnqueueArgAt is the Lua expression of argument pos (EnqueueArgMsg, ...)
+// of an EnqueueArgs block that starts after index argBase.
+func EnqueueArgAt(argBase string, pos int) string {
+	return "ARGV[" + argBase + " + " + strconv.Itoa(pos) + "]"
 }

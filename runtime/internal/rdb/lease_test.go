@@ -38,7 +38,7 @@ func TestOnlyTheHolderOfAnEntryCanFinishIt(t *testing.T) {
 		t.Fatalf("Reclaim = %+v, %v", stolen, err)
 	}
 	f := &Finish{Queue: "q", EntryID: e.ID, Outcome: Done, TaskID: "t", Kind: "k", RunsCap: 10, DeadCap: 10,
-		RunAttrs: []any{"status", "success"}}
+		Run: &RunRecord{Status: RunSuccess}}
 	if res, err := r.Finish(ctx, "a", f); err != nil || res != LeaseLost {
 		t.Fatalf("Finish by the old holder = %v, %v; want LeaseLost", res, err)
 	}

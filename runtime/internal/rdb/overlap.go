@@ -1,5 +1,10 @@
 package rdb
 
+import (
+	"context"
+	"fmt"
+)
+
 // Overlap control (the scheduler's WithOverlap) needs the queue to say when a
 // scheduled run is over. A task whose Message.Overlap names a marker is a
 // member of that marker's "active" set from the moment the scheduler's fire
@@ -65,22 +70,16 @@ package rdb
 // a rolling upgrade, a task retried by a worker of an older version keeps a
 // stale "s" record and can be dropped, allowing one overlapping run.
 
-// OverlapActive is the set of queued or running tasks under marker.
-func (k Keys) OverlapActive(marker string) string { return k.prefix + "overlap:" + marker }
-
-// OverlapBuffer holds the firing buffered under marker.
-func (k Keys) OverlapBuffer(marker string) string { return k.prefix + "overlap-buffer:" + marker }
-
-// OverlapWhere records where each active task under marker is, so the fire
-// script can tell a stale member from a live task in a few commands.
-func (k Keys) OverlapWhere(marker string) string { return k.prefix + "overlap-where:" + marker }
-
 // OverlapFunc is a Lua fragment defining the overlap functions shared by the
 // fire and finish scripts. Every key is a parameter, taken from KEYS by the
 // caller.
 //
 //	chronos_overlap_track(active, where, stream, id, due, now)
-//	    makes task id, just enqueued by chronos_enqueue, the active one
+//	    makes task id, just enqueued by chronos_enqueue, the active one;
+//	    call it only on an empty active set (it drops records left over)
+//	chronos_overlap_buffer(buffer, id, msg) -> true | false
+//	    holds the firing of task id back until the active run ends, if no
+//	    firing is buffered yet (OverlapBufferOne)
 //	chronos_overlap_retried(active, where, stream, id, due)
 //	    records that active task id moved to the delayed set until due
 //	chronos_release(active, buffer, where, stream, id)
@@ -107,12 +106,19 @@ local function chronos_overlap_newest(stream)
 end
 
 local function chronos_overlap_track(active, where, stream, id, due, now)
+  redis.call('DEL', where) -- the set was empty: any record left is an orphan
   redis.call('SADD', active, id)
   if tonumber(due) > now then
     redis.call('HSET', where, id, 'd ' .. due .. ' ' .. chronos_overlap_newest(stream) .. ' ' .. stream)
   else
     redis.call('HSET', where, id, 's ' .. chronos_overlap_newest(stream) .. ' ' .. stream)
   end
+end
+
+local function chronos_overlap_buffer(buffer, id, msg)
+  if redis.call('EXISTS', buffer) == 1 then return false end
+  redis.call('HSET', buffer, 'id', id, 'm', msg)
+  return true
 end
 
 local function chronos_overlap_retried(active, where, stream, id, due)
@@ -184,3 +190,12 @@ local function chronos_overlap_heal(active, buffer, where, stream, delayed)
   return gone
 end
 `
+
+// ClearOverlap deletes the overlap marker's keys: its active set, buffered
+// firing and records (Inspector.ClearOverlap).
+func (r *RDB) ClearOverlap(ctx context.Context, marker string) error {
+	if err := r.C.Del(ctx, r.K.OverlapActive(marker), r.K.OverlapBuffer(marker), r.K.OverlapWhere(marker)).Err(); err != nil {
+		return fmt.Errorf("rdb: clear overlap marker %q: %w", marker, err)
+	}
+	return nil
+}

@@ -195,17 +195,17 @@ const (
 
 // Finish describes the end of one delivery.
 type Finish struct {
-	Queue    string
-	EntryID  string
-	Outcome  Outcome
-	TaskID   string
-	Kind     string
-	Msg      []byte    // updated message (Retry and Dead)
-	At       time.Time // due time (Retry) or time of death (Dead)
-	RunsCap  int       // keep about this many run records per kind; 0 keeps none
-	DeadCap  int       // keep at most this many dead letters
-	RunAttrs []any     // run record field/value pairs
-	Overlap  string    // the task's overlap marker, if any (overlap.go)
+	Queue   string
+	EntryID string
+	Outcome Outcome
+	TaskID  string
+	Kind    string
+	Msg     []byte     // updated message (Retry and Dead)
+	At      time.Time  // due time (Retry) or time of death (Dead)
+	RunsCap int        // keep about this many run records per kind; 0 keeps none
+	DeadCap int        // keep at most this many dead letters
+	Run     *RunRecord // the run record to append; nil appends none
+	Overlap string     // the task's overlap marker, if any (overlap.go)
 }
 
 // FinishResult says what Finish did.
@@ -235,7 +235,7 @@ func (r *RDB) finishCall(consumer string, f *Finish) ([]string, []any) {
 	if f.Overlap != "" {
 		keys = append(keys, r.K.OverlapActive(f.Overlap), r.K.OverlapBuffer(f.Overlap), r.K.OverlapWhere(f.Overlap))
 	}
-	args := make([]any, 0, 10+len(f.RunAttrs))
+	args := make([]any, 0, 30)
 	var score int64
 	if !f.At.IsZero() {
 		score = f.At.UnixMilli()
@@ -245,7 +245,10 @@ func (r *RDB) finishCall(consumer string, f *Finish) ([]string, []any) {
 		msg = []byte{}
 	}
 	args = append(args, Group, f.EntryID, string(f.Outcome), f.RunsCap, f.TaskID, msg, score, r.K.Wake(), f.DeadCap, consumer)
-	return keys, append(args, f.RunAttrs...)
+	if f.Run != nil {
+		args = append(args, f.Run.Fields()...)
+	}
+	return keys, args
 }
 
 // Forward moves up to limit delayed tasks of queue that are due at now to

@@ -4,9 +4,47 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/chronos-go/chronos/runtime/internal/leader"
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
+
+// stateLua defines
+//
+//	chronos_save_state(key, prev, next, start, times, repeat, complete, outcome, now)
+//
+// which writes a schedule's trigger state to its hash: the arguments are
+// the decimal strings of TriggerState's fields (times in unix ms, complete
+// "1" or "0"), the outcome word and when it was saved. Both scripts that
+// change trigger state, saveStateScript and the fire script, use it.
+const stateLua = `
+local function chronos_save_state(key, prev, nxt, start, times, rep, complete, outcome, now)
+  redis.call('HSET', key, '` + FieldLastFired + `', prev, '` + FieldNextFire + `', nxt, '` + FieldTriggerStart + `', start,
+    '` + FieldTimesTriggered + `', times, '` + FieldRepeatCount + `', rep, '` + FieldLastOutcome + `', outcome,
+    '` + FieldStateSaved + `', now)
+  if complete == '1' then
+    redis.call('HSET', key, '` + FieldComplete + `', '1')
+  else
+    redis.call('HDEL', key, '` + FieldComplete + `')
+  end
+end
+local function chronos_last_fired(key)
+  return tonumber(redis.call('HGET', key, '` + FieldLastFired + `') or '0')
+end
+`
+
+// stateArgs returns ts as chronos_save_state's prev … complete arguments.
+func stateArgs(ts TriggerState) []any {
+	complete := "0"
+	if ts.Complete {
+		complete = "1"
+	}
+	return []any{ms(ts.Prev), ms(ts.Next), ms(ts.Start), ts.TimesTriggered, ts.RepeatCount, complete}
+}
 
 // saveStateScript writes a schedule's trigger state inside the term of the
 // leader that computed it. Prev (last_fired) never moves back, so a late or
@@ -14,23 +52,14 @@ import (
 // relies on; writing the same state again is harmless.
 //
 //	KEYS[1] lease, KEYS[2] schedule hash
-//	ARGV[1] token, ARGV[2] prev (ms), ARGV[3] next (ms), ARGV[4] start (ms),
-//	ARGV[5] times triggered, ARGV[6] repeat count, ARGV[7] complete (1/0),
-//	ARGV[8] outcome, ARGV[9] now (ms)
+//	ARGV[1] token, ARGV[2..7] state (stateArgs), ARGV[8] outcome, ARGV[9] now (ms)
 //
 // Returns 1 when saved, 0 when the schedule does not exist, 2 when the
 // stored state has a later Prev.
-var saveStateScript = leader.FenceScript(`
+var saveStateScript = leader.FenceScript(stateLua + `
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
-local prev = tonumber(redis.call('HGET', KEYS[2], 'last_fired') or '0')
-if tonumber(ARGV[2]) < prev then return 2 end
-redis.call('HSET', KEYS[2], 'last_fired', ARGV[2], 'next_fire', ARGV[3], 'trigger_start', ARGV[4],
-  'times_triggered', ARGV[5], 'repeat_count', ARGV[6], 'last_outcome', ARGV[8], 'state_saved', ARGV[9])
-if ARGV[7] == '1' then
-  redis.call('HSET', KEYS[2], 'complete', '1')
-else
-  redis.call('HDEL', KEYS[2], 'complete')
-end
+if tonumber(ARGV[2]) < chronos_last_fired(KEYS[2]) then return 2 end
+chronos_save_state(KEYS[2], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
 return 1
 `)
 
@@ -39,25 +68,18 @@ return 1
 var ErrStale = errors.New("schedstore: a later firing is already recorded")
 
 // SaveState stores ts as schedule id's trigger state under leadership term
-// t, with an outcome word for operators ("enqueued", "skipped:overlap",
-// "misfire:doNothing", …). It returns an error wrapping leader.ErrFenced if
-// t no longer holds the lease, ErrStale if a later firing is already
-// recorded, ErrNotFound if the schedule does not exist.
+// t, with an outcome word for operators ("misfire:doNothing", …). It
+// returns an error wrapping leader.ErrFenced if t no longer holds the
+// lease, ErrStale if a later firing is already recorded, ErrNotFound if the
+// schedule does not exist.
 //
-// The scheduler's firing path makes the same update inside its own fenced
-// enqueue script (with the Field constants), so that the enqueue and the
-// state change are one atomic step; SaveState is that step on its own, for
-// evaluations that enqueue nothing (skipped by policy, misfire doNothing)
-// and for tools.
+// Fire makes the same update in the script that enqueues the firing, so
+// that the enqueue and the state change are one atomic step; SaveState is
+// that step on its own, for evaluations that enqueue nothing (slots
+// skipped by a misfire policy) and for tools.
 func (s *Store) SaveState(ctx context.Context, t leader.Term, id string, ts TriggerState, outcome string) error {
-	complete := "0"
-	if ts.Complete {
-		complete = "1"
-	}
-	n, err := saveStateScript.Run(ctx, s.rdb,
-		leader.FenceKeys(s.cfg.Namespace, s.keys.sched(id)),
-		leader.FenceArgs(t, ms(ts.Prev), ms(ts.Next), ms(ts.Start), ts.TimesTriggered, ts.RepeatCount,
-			complete, outcome, s.cfg.Now().UnixMilli())...).Int()
+	args := append(stateArgs(ts), outcome, s.cfg.Now().UnixMilli())
+	n, err := saveStateScript.Run(ctx, s.client, leader.FenceKeys(s.cfg.Namespace, s.keys.sched(id)), leader.FenceArgs(t, args...)...).Int()
 	if err := leader.CheckFence(err); err != nil {
 		return fmt.Errorf("schedstore: save state of %q: %w", id, err)
 	}
@@ -68,4 +90,251 @@ func (s *Store) SaveState(ctx context.Context, t leader.Term, id string, ts Trig
 		return fmt.Errorf("schedstore: save state of %q (prev %v): %w", id, ts.Prev, ErrStale)
 	}
 	return nil
+}
+
+// Firing is one trigger of one schedule for Fire to enqueue: its jobs'
+// tasks, ready to store, and the trigger state after it.
+type Firing struct {
+	Schedule string
+	Slot     time.Time // the trigger it stands for (history)
+	Dedup    string    // the trigger's dedup key (rdb.Keys.Dedup names its claim)
+	Source   string    // trigger, catchup, request, backfill, isolated (history)
+	Overlap  string    // the schedule's overlap mode: "allow", "skip" or "bufferOne"
+	// State is the trigger state after this firing; nil for firings that
+	// do not advance the trigger (operator requests, isolated schedules).
+	State *TriggerState
+	Jobs  []FireJob // the jobs not paused; may be empty
+}
+
+// FireJob is one task of a firing.
+type FireJob struct {
+	Name    string    // the job's name in its schedule (history)
+	Queue   string    // where the task goes
+	TaskID  string    // the task's ID, inside Msg too
+	Msg     []byte    // the encoded task (rdb.Message)
+	Due     time.Time // zero or not after now: ready at once; later: delayed
+	Overlap string    // the overlap marker of the schedule's job; "" under "allow"
+}
+
+// Fire statuses (FireResult.Status), the fire script's first reply word.
+const (
+	FireFired     = "fired"     // the jobs' outcomes are in FireResult.Jobs
+	FireDuplicate = "duplicate" // the trigger's dedup key is held: enqueued before
+	FireStale     = "stale"     // a later firing is recorded: the state was computed from old data
+	FireGone      = "gone"      // the schedule no longer exists
+)
+
+// FireResult is what the fire script did with one Firing.
+type FireResult struct {
+	Status string
+	// Jobs holds, for FireFired, each job's outcome in order: "enqueued",
+	// "buffered" or "skipped" (by the overlap policy).
+	Jobs []string
+	// Cleared lists the stale overlap markers the firing dropped before
+	// deciding (rdb/overlap.go): runs that no longer existed.
+	Cleared []FiringJob
+	// Err is set when the firing did not run: a Redis error, or an error
+	// wrapping leader.ErrFenced.
+	Err error
+}
+
+// FireOptions are the parameters of Fire that do not change between calls.
+type FireOptions struct {
+	// DedupTTL is how long a trigger's dedup key lives.
+	DedupTTL time.Duration
+	// HistoryLimit is how many firing records are kept per schedule.
+	HistoryLimit int
+	// Replicas, if positive, makes Fire wait (WAIT) for that many replicas
+	// to acknowledge the batch, for up to ReplicaTimeout.
+	Replicas       int
+	ReplicaTimeout time.Duration
+}
+
+// ErrUnderReplicated is returned (wrapped) by Fire when fewer replicas than
+// FireOptions.Replicas acknowledged a batch in time. The firings ran: a
+// failover now could lose them and let them run again.
+var ErrUnderReplicated = errors.New("schedstore: firings not acknowledged by enough replicas")
+
+// fireBody is the fire script after the fence: one run is one trigger of
+// one schedule, one atomic step.
+//
+//	KEYS[1] lease (the fence), KEYS[2] schedule hash, KEYS[3] the trigger's
+//	dedup claim, KEYS[4] history list, then per job fireJobKeys keys:
+//	rdb.EnqueueKeys (stream, delayed set, dedup claim), then the overlap
+//	marker's active set, buffer and where (rdb/overlap.go)
+//	ARGV[1] token, ARGV[2] now (ms), ARGV[3] dedup TTL (ms), ARGV[4] dedup
+//	value (the first job's task ID), ARGV[5..10] the state after the
+//	firing (stateArgs; prev 0: do not touch the trigger state), ARGV[11]
+//	slot (ms), ARGV[12] history cap, ARGV[13] source, ARGV[14] overlap
+//	mode, ARGV[15] job count, then per job fireJobArgs arguments: its name
+//	and rdb.EnqueueArgs (dedup TTL 0: the trigger's claim is made once)
+//
+// Steps: the schedule must still exist (else "gone"); the dedup key is
+// claimed with SET NX PX (taken: "duplicate"); the new state must move
+// last_fired forward (else "stale": a later firing is recorded); each job
+// is enqueued unless its overlap marker says skip or buffer (after dropping
+// the marker's runs that no longer exist); the state is written; the firing
+// goes to the history. Returns {status, job outcomes..., ["cleared", job,
+// task ID, ...]}.
+var fireBody = rdb.EnqueueFunc + rdb.OverlapFunc + stateLua + historyLua + `
+local now = tonumber(ARGV[2])
+local prev = tonumber(ARGV[5])
+if prev > 0 and redis.call('EXISTS', KEYS[2]) == 0 then return {'gone'} end
+if not redis.call('SET', KEYS[3], ARGV[4], 'NX', 'PX', ARGV[3]) then
+  return {'duplicate', redis.call('GET', KEYS[3]) or ''}
+end
+if prev > 0 and prev <= chronos_last_fired(KEYS[2]) then
+  return {'stale', tostring(chronos_last_fired(KEYS[2]))}
+end
+local mode = ARGV[14]
+local out = {'fired'}
+local hist = {}
+local outcome = 'fired'
+local stale = {}
+for j = 1, tonumber(ARGV[15]) do
+  local k, a = 4 + ` + strconv.Itoa(fireJobKeys) + ` * (j - 1), 15 + ` + strconv.Itoa(fireJobArgs) + ` * (j - 1)
+  local e, o = a + 1, k + ` + strconv.Itoa(rdb.EnqueueKeyCount) + `
+  local name, msg, id, due = ARGV[a + 1], ` + rdb.EnqueueArgAt("e", rdb.EnqueueArgMsg) + `, ` +
+	rdb.EnqueueArgAt("e", rdb.EnqueueArgID) + `, ` + rdb.EnqueueArgAt("e", rdb.EnqueueArgDue) + `
+  local stream, delayed = ` + rdb.EnqueueKeyAt("k", rdb.EnqueueKeyStream) + `, ` + rdb.EnqueueKeyAt("k", rdb.EnqueueKeyDelayed) + `
+  local active, buffer, where = KEYS[o + 1], KEYS[o + 2], KEYS[o + 3]
+  local res = 'enqueued'
+  local busy = mode ~= 'allow' and redis.call('SCARD', active) > 0
+  local cleared = {}
+  if busy then
+    cleared = chronos_overlap_heal(active, buffer, where, stream, delayed)
+    if #cleared > 0 then busy = redis.call('SCARD', active) > 0 end
+  end
+  if busy then
+    if mode == 'bufferOne' and chronos_overlap_buffer(buffer, id, msg) then
+      res = 'buffered'
+    else
+      res = 'skipped'
+      outcome = 'skipped:overlap'
+    end
+  else
+    ` + rdb.EnqueueCallAt("k", "e") + `
+    if mode ~= 'allow' then chronos_overlap_track(active, where, stream, id, due, now) end
+  end
+  out[#out + 1] = res
+  hist[#hist + 1] = {name, id, res}
+  for _, c in ipairs(cleared) do
+    hist[#hist + 1] = {name, c, 'cleared'}
+    stale[#stale + 1] = name
+    stale[#stale + 1] = c
+  end
+end
+if prev > 0 then
+  chronos_save_state(KEYS[2], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], outcome, ARGV[2])
+end
+chronos_history(KEYS[4], tonumber(ARGV[12]), ARGV[2], ARGV[11], ARGV[13], hist)
+if #stale > 0 then
+  out[#out + 1] = 'cleared'
+  for _, v in ipairs(stale) do out[#out + 1] = v end
+end
+return out
+`
+
+// The per-job strides of the fire script's KEYS and ARGV.
+const (
+	fireJobKeys = rdb.EnqueueKeyCount + 3 // + overlap active, buffer, where
+	fireJobArgs = 1 + rdb.EnqueueArgCount // name + EnqueueArgs
+)
+
+// fireScript is the leader's fire script: leader.FenceLua, then fireBody.
+var fireScript = leader.FenceScript(fireBody)
+
+// FireScriptHash is the SHA1 of the leader's fire script, for tests and
+// benchmarks that count its runs in Redis's command statistics.
+func FireScriptHash() string { return fireScript.Hash() }
+
+// fireCall returns the keys and arguments of the fire script for f.
+func (s *Store) fireCall(t leader.Term, f *Firing, now time.Time, o *FireOptions) ([]string, []any) {
+	q := s.queue
+	dedup := q.Dedup(f.Dedup)
+	keys := make([]string, 0, 4+fireJobKeys*len(f.Jobs))
+	keys = append(keys, leader.KeysFor(s.cfg.Namespace).Lock, s.keys.sched(f.Schedule), dedup, s.keys.history(f.Schedule))
+	claim := ""
+	if len(f.Jobs) > 0 {
+		claim = f.Jobs[0].TaskID
+	}
+	args := make([]any, 0, 15+fireJobArgs*len(f.Jobs))
+	args = append(args, t.Token, now.UnixMilli(), max(o.DedupTTL.Milliseconds(), 1), claim)
+	if f.State != nil {
+		args = append(args, stateArgs(*f.State)...)
+	} else {
+		args = append(args, 0, 0, 0, 0, 0, "0")
+	}
+	args = append(args, ms(f.Slot), max(o.HistoryLimit, 1), f.Source, f.Overlap, len(f.Jobs))
+	for _, j := range f.Jobs {
+		keys = append(keys, q.EnqueueKeys(j.Queue, f.Dedup)...)
+		keys = append(keys, q.OverlapActive(j.Overlap), q.OverlapBuffer(j.Overlap), q.OverlapWhere(j.Overlap))
+		args = append(args, j.Name)
+		args = append(args, q.EnqueueArgs(j.Msg, j.TaskID, j.Due, now, 0)...)
+	}
+	return keys, args
+}
+
+// Fire runs the fire script once per firing, all in one pipeline: one
+// EVALSHA, and so a share of one round trip, per trigger, each fenced by
+// the leader's term t.
+// Firings that meet NOSCRIPT (Redis restarted and lost its script cache)
+// did not run; they are sent again once the script is loaded. With
+// FireOptions.Replicas the pipeline ends with WAIT, on the scripts'
+// connection, and a shortfall is reported by an error wrapping
+// ErrUnderReplicated alongside the results, which stand.
+func (s *Store) Fire(ctx context.Context, t leader.Term, now time.Time, firings []*Firing, o FireOptions) ([]FireResult, error) {
+	out := make([]FireResult, len(firings))
+	if len(firings) == 0 {
+		return out, nil
+	}
+	calls := make([]scriptCall, len(firings))
+	for i, f := range firings {
+		calls[i].keys, calls[i].args = s.fireCall(t, f, now, &o)
+	}
+	var wait *waitFor
+	if o.Replicas > 0 {
+		wait = &waitFor{replicas: o.Replicas, timeout: o.ReplicaTimeout}
+	}
+	cmds, err := s.evalPipelined(ctx, fireScript, calls, wait)
+	if err != nil {
+		for i := range out {
+			out[i].Err = err
+		}
+		return out, nil
+	}
+	for i, c := range cmds {
+		out[i] = fireResult(c)
+	}
+	if wait != nil && wait.acked < o.Replicas {
+		return out, fmt.Errorf("%w: %d of %d within %v: %v", ErrUnderReplicated, wait.acked, o.Replicas, o.ReplicaTimeout, wait.err)
+	}
+	return out, nil
+}
+
+// fireResult reads the fire script's reply.
+func fireResult(c *redis.Cmd) FireResult {
+	res, err := c.StringSlice()
+	if err != nil {
+		return FireResult{Err: leader.CheckFence(err)}
+	}
+	if len(res) == 0 {
+		return FireResult{Err: errors.New("schedstore: fire: empty reply")}
+	}
+	r := FireResult{Status: res[0], Jobs: res[1:]}
+	for k, w := range r.Jobs {
+		if w != "cleared" {
+			continue
+		}
+		pairs := r.Jobs[k+1:]
+		r.Jobs = r.Jobs[:k]
+		for c := 0; c+1 < len(pairs); c += 2 {
+			r.Cleared = append(r.Cleared, FiringJob{Job: pairs[c], Task: pairs[c+1], Result: "cleared"})
+		}
+		break
+	}
+	if r.Status != FireFired {
+		r.Jobs = nil // the rest of the reply is the holder's ID or the stored last_fired
+	}
+	return r
 }

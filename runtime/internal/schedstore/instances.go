@@ -60,7 +60,7 @@ func (s *Store) Heartbeat(ctx context.Context, inst Instance) (int, error) {
 	if inst.Leader {
 		leader = "1"
 	}
-	n, err := heartbeatScript.Run(ctx, s.rdb,
+	n, err := heartbeatScript.Run(ctx, s.client,
 		[]string{s.keys.instances(), s.keys.instance(inst.ID), s.keys.decl(inst.ID)},
 		inst.ID, s.cfg.Now().UnixMilli(), s.cfg.InstanceTTL.Milliseconds(), emptyDeclDigest,
 		"id", inst.ID, "host", inst.Host, "pid", inst.PID, "version", inst.Version,
@@ -75,7 +75,7 @@ func (s *Store) Heartbeat(ctx context.Context, inst Instance) (int, error) {
 // Deregister removes instance id and its declarations at once, for a clean
 // shutdown. Schedules only it declared start their retirement grace period.
 func (s *Store) Deregister(ctx context.Context, id string) error {
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, s.keys.instances(), id)
 		p.Del(ctx, s.keys.instance(id), s.keys.decl(id))
 		return nil
@@ -93,7 +93,7 @@ func (s *Store) Instances(ctx context.Context) ([]Instance, error) {
 		return nil, err
 	}
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
 			cmds[i] = p.HGetAll(ctx, s.keys.instance(id))
 		}
@@ -120,7 +120,7 @@ func (s *Store) Instances(ctx context.Context) ([]Instance, error) {
 // liveIDs returns the IDs of instances whose heartbeat expires after now,
 // in lexical order.
 func (s *Store) liveIDs(ctx context.Context, now time.Time) ([]string, error) {
-	ids, err := s.rdb.ZRangeByScore(ctx, s.keys.instances(), &redis.ZRangeBy{
+	ids, err := s.client.ZRangeByScore(ctx, s.keys.instances(), &redis.ZRangeBy{
 		Min: "(" + strconv.FormatInt(now.UnixMilli(), 10), Max: "+inf",
 	}).Result()
 	if err != nil {

@@ -62,7 +62,7 @@ func (s *Store) Pause(ctx context.Context, id string, p Pause) error {
 	if err != nil {
 		return fmt.Errorf("schedstore: pause %q: %w", id, err)
 	}
-	n, err := pauseScript.Run(ctx, s.rdb, []string{s.keys.sched(id)},
+	n, err := pauseScript.Run(ctx, s.client, []string{s.keys.sched(id)},
 		p.Job, p.Note, p.Who, ms(at), ms(p.Until), info).Int()
 	switch {
 	case err != nil:
@@ -82,7 +82,7 @@ func (s *Store) Resume(ctx context.Context, id, job string) (bool, error) {
 	if job != "" {
 		fields = []string{FieldJobPausePrefix + job}
 	}
-	n, err := s.rdb.HDel(ctx, s.keys.sched(id), fields...).Result()
+	n, err := s.client.HDel(ctx, s.keys.sched(id), fields...).Result()
 	if err != nil {
 		return false, fmt.Errorf("schedstore: resume %q: %w", id, err)
 	}

@@ -2,6 +2,7 @@ package schedstore
 
 import (
 	"context"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -12,29 +13,53 @@ type scriptCall struct {
 	args []any
 }
 
+// waitFor asks evalPipelined to end its pipeline with WAIT, and receives
+// how many replicas acknowledged.
+type waitFor struct {
+	replicas int
+	timeout  time.Duration
+
+	acked int   // set by evalPipelined
+	err   error // WAIT's own error, if any
+}
+
 // evalPipelined runs script once per call in one pipeline and returns the
-// commands in call order. Pipelined EVALSHA cannot fall back to EVAL, so the
-// script is loaded first; calls that still meet NOSCRIPT (Redis restarted
-// meanwhile, so they did not run) are loaded and sent again once. Errors of
-// individual calls are left in their commands.
-func (s *Store) evalPipelined(ctx context.Context, script *redis.Script, calls []scriptCall) ([]*redis.Cmd, error) {
+// commands in call order. Pipelined EVALSHA cannot fall back to EVAL, so
+// calls that meet NOSCRIPT (Redis restarted, or a replica was promoted,
+// with an empty script cache: they did not run) are sent again once the
+// script is loaded; the script is not loaded up front, which would cost a
+// round trip per call. With w, the pipeline ends with WAIT, which counts
+// the writes of its own connection: a pipeline keeps it on the scripts'
+// connection. Errors of individual calls are left in their commands; the
+// error returned is a connection failure that reached none of them.
+func (s *Store) evalPipelined(ctx context.Context, script *redis.Script, calls []scriptCall, w *waitFor) ([]*redis.Cmd, error) {
 	cmds := make([]*redis.Cmd, len(calls))
 	todo := make([]int, len(calls))
 	for i := range todo {
 		todo[i] = i
 	}
 	for attempt := 0; len(todo) > 0 && attempt < 2; attempt++ {
-		if err := script.Load(ctx, s.rdb).Err(); err != nil {
-			return nil, err
+		if attempt > 0 {
+			if err := script.Load(ctx, s.client).Err(); err != nil {
+				return nil, err
+			}
 		}
-		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		var wait *redis.Cmd
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, i := range todo {
 				cmds[i] = script.EvalSha(ctx, p, calls[i].keys, calls[i].args...)
+			}
+			if w != nil {
+				wait = p.Do(ctx, "WAIT", w.replicas, max(w.timeout, time.Millisecond).Milliseconds())
 			}
 			return nil
 		})
 		if err != nil && !isScriptErr(err) {
 			return nil, err
+		}
+		if wait != nil {
+			n, err := wait.Int64()
+			w.acked, w.err = int(n), err
 		}
 		var again []int
 		for _, i := range todo {

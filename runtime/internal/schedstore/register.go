@@ -117,7 +117,7 @@ func (s *Store) Register(ctx context.Context, d Declarer, defs []Definition) (Re
 
 	// The declarations, replaced as a whole, their digest (which tells the
 	// leader's Sweep that they changed), and "declared now" marks.
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, s.keys.decl(d.InstanceID))
 		p.HSet(ctx, s.keys.instance(d.InstanceID), fieldDeclDigest, declDigest(encoded))
 		p.PExpire(ctx, s.keys.instance(d.InstanceID), 2*s.cfg.InstanceTTL)
@@ -213,7 +213,7 @@ func (s *Store) claim(ctx context.Context, now time.Time, claims []claim) ([]boo
 		}
 		calls[i] = scriptCall{keys: []string{s.keys.sched(cl.def.ID), s.keys.schedules()}, args: args}
 	}
-	cmds, err := s.evalPipelined(ctx, claimScript, calls)
+	cmds, err := s.evalPipelined(ctx, claimScript, calls, nil)
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
@@ -257,7 +257,7 @@ func claimArgs(now time.Time, cl claim) ([]any, error) {
 // readCurrent reads the declarer and definition hash of ids in one pipeline.
 func (s *Store) readCurrent(ctx context.Context, ids []string) (map[string]current, error) {
 	cmds := make([]*redis.SliceCmd, len(ids))
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
 			cmds[i] = p.HMGet(ctx, s.keys.sched(id), FieldDeclaredBy, FieldDeclaredVersion, FieldDeclaredStart, FieldDefHash, FieldID)
 		}

@@ -75,7 +75,7 @@ func (s *Store) addRequest(ctx context.Context, r Request) (Request, error) {
 	if err != nil {
 		return Request{}, fmt.Errorf("schedstore: %s request for %q: %w", r.Kind, r.Schedule, err)
 	}
-	n, err := addRequestScript.Run(ctx, s.rdb,
+	n, err := addRequestScript.Run(ctx, s.client,
 		[]string{s.keys.sched(r.Schedule), s.keys.requests(), s.keys.requestData()},
 		r.ID, r.Created.UnixMilli(), data).Int()
 	switch {
@@ -94,14 +94,14 @@ func (s *Store) Requests(ctx context.Context, limit int) ([]Request, error) {
 	if limit <= 0 {
 		stop = -1
 	}
-	ids, err := s.rdb.ZRange(ctx, s.keys.requests(), 0, stop).Result()
+	ids, err := s.client.ZRange(ctx, s.keys.requests(), 0, stop).Result()
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: requests: %w", err)
 	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	vals, err := s.rdb.HMGet(ctx, s.keys.requestData(), ids...).Result()
+	vals, err := s.client.HMGet(ctx, s.keys.requestData(), ids...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: requests: %w", err)
 	}
@@ -124,7 +124,7 @@ func (s *Store) Requests(ctx context.Context, limit int) ([]Request, error) {
 // reports whether the request was still pending.
 func (s *Store) CompleteRequest(ctx context.Context, id string) (bool, error) {
 	var zrem *redis.IntCmd
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		zrem = p.ZRem(ctx, s.keys.requests(), id)
 		p.HDel(ctx, s.keys.requestData(), id)
 		return nil

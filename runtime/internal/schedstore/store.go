@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
 // ErrNotFound is returned (wrapped) when a schedule or request does not
@@ -53,18 +56,19 @@ type Config struct {
 
 // Store reads and writes the registry of one namespace.
 type Store struct {
-	rdb  redis.UniversalClient
-	cfg  Config
-	keys keys
+	client redis.UniversalClient
+	cfg    Config
+	keys   keys
+	queue  rdb.Keys // the queue's keys, which the fire script writes
 
 	sweepMu sync.Mutex // serializes sweeps, guards memo
 	memo    sweepMemo  // this Store's last full sweep
 }
 
-// New returns a Store on rdb.
-func New(rdb redis.UniversalClient, cfg Config) *Store {
+// New returns a Store on client.
+func New(client redis.UniversalClient, cfg Config) *Store {
 	if cfg.Namespace == "" {
-		cfg.Namespace = DefaultNamespace
+		cfg.Namespace = keyspace.DefaultNamespace
 	}
 	if cfg.InstanceTTL <= 0 {
 		cfg.InstanceTTL = DefaultInstanceTTL
@@ -78,7 +82,7 @@ func New(rdb redis.UniversalClient, cfg Config) *Store {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Store{rdb: rdb, cfg: cfg, keys: keysFor(cfg.Namespace)}
+	return &Store{client: client, cfg: cfg, keys: keysFor(cfg.Namespace), queue: rdb.NewKeys(cfg.Namespace)}
 }
 
 // Namespace returns the store's namespace.
@@ -155,7 +159,7 @@ func (s Schedule) JobPaused(job string, now time.Time) bool {
 
 // Get returns schedule id, or an error wrapping ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (Schedule, error) {
-	m, err := s.rdb.HGetAll(ctx, s.keys.sched(id)).Result()
+	m, err := s.client.HGetAll(ctx, s.keys.sched(id)).Result()
 	if err != nil {
 		return Schedule{}, fmt.Errorf("schedstore: get %q: %w", id, err)
 	}
@@ -165,15 +169,41 @@ func (s *Store) Get(ctx context.Context, id string) (Schedule, error) {
 	return decodeSchedule(m)
 }
 
+// GetMany returns the schedules of ids that exist, in one round trip.
+func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]Schedule, error) {
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGetAll(ctx, s.keys.sched(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: get %d schedules: %w", len(ids), err)
+	}
+	out := make(map[string]Schedule, len(ids))
+	for _, c := range cmds {
+		if len(c.Val()) == 0 {
+			continue
+		}
+		sc, err := decodeSchedule(c.Val())
+		if err != nil {
+			return nil, err
+		}
+		out[sc.ID] = sc
+	}
+	return out, nil
+}
+
 // List returns every schedule, ordered by ID. It reads all hashes in one
 // pipeline.
 func (s *Store) List(ctx context.Context) ([]Schedule, error) {
-	ids, err := s.rdb.ZRange(ctx, s.keys.schedules(), 0, -1).Result()
+	ids, err := s.client.ZRange(ctx, s.keys.schedules(), 0, -1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: list: %w", err)
 	}
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
 			cmds[i] = p.HGetAll(ctx, s.keys.sched(id))
 		}
@@ -260,4 +290,25 @@ func sortByID(s []Schedule) {
 func sortedStrings(s []string) []string {
 	slices.Sort(s)
 	return s
+}
+
+// NoteChange bumps the registry's change counter, which the leader polls
+// every second: a registration, pause or resume is acted on at once
+// instead of at the next full read of the registry.
+func (s *Store) NoteChange(ctx context.Context) error {
+	if err := s.client.Incr(ctx, s.keys.version()).Err(); err != nil {
+		return fmt.Errorf("schedstore: note a registry change: %w", err)
+	}
+	return nil
+}
+
+// ChangeCount returns the registry's change counter ("" before the first
+// change): a leader that sees it differ from its last reading reloads the
+// registry.
+func (s *Store) ChangeCount(ctx context.Context) (string, error) {
+	v, err := s.client.Get(ctx, s.keys.version()).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return "", fmt.Errorf("schedstore: read the registry's change counter: %w", err)
+	}
+	return v, nil
 }

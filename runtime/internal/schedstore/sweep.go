@@ -64,7 +64,7 @@ func (s *Store) sweep(ctx context.Context, full bool) (SweepResult, error) {
 		return SweepResult{}, err
 	}
 	if !full && s.memo.current(live, now, s.cfg.FullSweepInterval) {
-		ok, err := confirmScript.Run(ctx, s.rdb, []string{s.keys.sweep()},
+		ok, err := confirmScript.Run(ctx, s.client, []string{s.keys.sweep()},
 			strconv.FormatInt(s.memo.full.UnixMilli(), 10), now.UnixMilli()).Int()
 		if err != nil {
 			return SweepResult{}, fmt.Errorf("schedstore: sweep: confirm: %w", err)

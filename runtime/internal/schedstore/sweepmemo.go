@@ -97,7 +97,7 @@ func (s *Store) readLive(ctx context.Context, now time.Time) ([]liveInstance, sw
 	}
 	infos := make([]*redis.SliceCmd, len(ids))
 	var rec *redis.SliceCmd
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
 			infos[i] = p.HMGet(ctx, s.keys.instance(id), "version", "started", fieldDeclDigest)
 		}

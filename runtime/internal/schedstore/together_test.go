@@ -16,13 +16,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// fireScript is the shape of the scheduler's fire script without the queue:
+// minimalFireScript is the shape of the scheduler's fire script without the queue:
 // fence, record the firing (a list stands in for the enqueue), and move the
 // schedule's state, all in one atomic step.
 //
 //	KEYS[1] lease, KEYS[2] firing log, KEYS[3] schedule hash
 //	ARGV[1] token, ARGV[2] trigger time (ms), ARGV[3] next (ms), ARGV[4] epoch
-var fireScript = leader.FenceScript(`
+var minimalFireScript = leader.FenceScript(`
 redis.call('RPUSH', KEYS[2], ARGV[2] .. '|' .. ARGV[4])
 redis.call('HSET', KEYS[3], 'last_fired', ARGV[2], 'next_fire', ARGV[3])
 return 1
@@ -110,7 +110,7 @@ func (n *node) fire(ctx context.Context, now time.Time, batch []firing.Due) {
 	default:
 	}
 	for _, d := range batch {
-		err := leader.CheckFence(fireScript.Run(wctx, n.rdb,
+		err := leader.CheckFence(minimalFireScript.Run(wctx, n.rdb,
 			leader.FenceKeys("", "{chronos}:test-fired", n.store.SchedKey(d.ID)),
 			leader.FenceArgs(term, d.At.UnixMilli(), d.Next.UnixMilli(), term.Epoch)...).Err())
 		if errors.Is(err, leader.ErrFenced) || wctx.Err() != nil {

@@ -134,3 +134,26 @@ func IsolatedSkip(ctx context.Context) error { return nil }
 //
 //chronos:schedule cron="0 0 12 1 1 ? 2020"
 func PastOnly(ctx context.Context) error { return nil }
+
+// WrongCase writes a key in upper case. It is read as every all the same,
+// so the rest of the line is checked against it: tz does not fit an every=
+// trigger, and the timeout is bad.
+//
+//chronos:schedule id=wrong-case Every=1m tz=UTC timeout=soon
+func WrongCase(ctx context.Context) error { return nil }
+
+// PolicyCase writes a misfire policy and an overlap mode in the wrong case.
+//
+//chronos:schedule id=policy-case cron="@daily" misfire=DoNothing overlap=BufferOne
+func PolicyCase(ctx context.Context) error { return nil }
+
+// Unquoted leaves the quotes off a cron expression: one error, not one per
+// field.
+//
+//chronos:schedule id=unquoted cron=0 0 2 * * ? queue=q
+func Unquoted(ctx context.Context) error { return nil }
+
+// Overflow asks for more retries and repeats than an int32 holds.
+//
+//chronos:schedule id=overflow every=1m max-retry=99999999999999999999 repeat=2147483648
+func Overflow(ctx context.Context) error { return nil }

@@ -19,3 +19,11 @@ type Tagged struct {
 //
 //chronos:schedules
 type NotAStruct int
+
+// UnquotedTag leaves the quotes off a cron expression in a tag: the fix is
+// shown single-quoted, as a tag writes it.
+//
+//chronos:schedules
+type UnquotedTag struct {
+	Report func(context.Context) error `chronos:"cron=0 0 2 * * ? tz=UTC"`
+}

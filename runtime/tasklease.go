@@ -40,7 +40,7 @@ func (s *Server) renewLeases() {
 	ctx, cancel := context.WithTimeout(s.bgCtx, s.cfg.VisibilityTimeout/3)
 	defer cancel()
 	for q, ids := range byQueue {
-		lost, err := s.rdb.Extend(ctx, q, s.consumer, ids)
+		lost, err := s.queue.Extend(ctx, q, s.consumer, ids)
 		if err != nil {
 			s.log.Error("chronos: renew task leases", "queue", q, "count", len(ids), "error", err)
 			continue
