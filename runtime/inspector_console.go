@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
@@ -91,10 +89,10 @@ func (i *Inspector) Queues(ctx context.Context) ([]string, error) {
 		pattern string
 		cut     func(string) (string, bool)
 	}{
-		{i.rdb.K.StreamPattern(), i.rdb.K.StreamQueue},
-		{i.rdb.K.DelayedPattern(), i.rdb.K.DelayedQueue},
+		{i.queue.K.StreamPattern(), i.queue.K.StreamQueue},
+		{i.queue.K.DelayedPattern(), i.queue.K.DelayedQueue},
 	} {
-		keys, err := i.rdb.ScanKeys(ctx, p.pattern, maxTaskScan)
+		keys, err := i.queue.ScanKeys(ctx, p.pattern, maxTaskScan)
 		if err != nil {
 			return nil, fmt.Errorf("chronos: list queues: %w", err)
 		}
@@ -104,7 +102,7 @@ func (i *Inspector) Queues(ctx context.Context) ([]string, error) {
 			}
 		}
 	}
-	paused, err := i.rdb.C.SMembers(ctx, i.rdb.K.Paused()).Result()
+	paused, err := i.queue.C.SMembers(ctx, i.queue.K.Paused()).Result()
 	if err != nil {
 		return nil, fmt.Errorf("chronos: list queues: %w", err)
 	}
@@ -117,13 +115,13 @@ func (i *Inspector) Queues(ctx context.Context) ([]string, error) {
 // RunKinds returns the task kinds that have run records, sorted. It costs a
 // SCAN of the keyspace.
 func (i *Inspector) RunKinds(ctx context.Context) ([]string, error) {
-	keys, err := i.rdb.ScanKeys(ctx, i.rdb.K.RunsPattern(), maxTaskScan)
+	keys, err := i.queue.ScanKeys(ctx, i.queue.K.RunsPattern(), maxTaskScan)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: list run kinds: %w", err)
 	}
 	seen := map[string]bool{}
 	for _, k := range keys {
-		if kind, ok := i.rdb.K.RunsKind(k); ok {
+		if kind, ok := i.queue.K.RunsKind(k); ok {
 			seen[kind] = true
 		}
 	}
@@ -154,7 +152,7 @@ func (i *Inspector) ListTasks(ctx context.Context, queue string, state TaskState
 }
 
 func (i *Inspector) listStream(ctx context.Context, queue string, state TaskState, f TaskFilter) ([]*StoredTask, error) {
-	last, err := i.rdb.LastDelivered(ctx, queue)
+	last, err := i.queue.LastDelivered(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +167,7 @@ func (i *Inspector) listStream(ctx context.Context, queue string, state TaskStat
 	}
 	skip, out := f.Offset, []*StoredTask{}
 	for scanned := 0; scanned < maxTaskScan; {
-		es, err := i.rdb.StreamRange(ctx, queue, start, end, 500)
+		es, err := i.queue.StreamRange(ctx, queue, start, end, 500)
 		if err != nil {
 			return nil, err
 		}
@@ -204,7 +202,7 @@ func (i *Inspector) listDelayed(ctx context.Context, queue string, f TaskFilter)
 		off, skip = skip, 0
 	}
 	for scanned := 0; scanned < maxTaskScan; {
-		ds, err := i.rdb.DelayedRange(ctx, queue, off, 500)
+		ds, err := i.queue.DelayedRange(ctx, queue, off, 500)
 		if err != nil {
 			return nil, err
 		}
@@ -237,7 +235,7 @@ func (i *Inspector) listDelayed(ctx context.Context, queue string, f TaskFilter)
 func (i *Inspector) SearchDead(ctx context.Context, queue string, f TaskFilter) ([]*DeadTask, error) {
 	skip, out := f.Offset, []*DeadTask{}
 	for off := 0; off < maxTaskScan; off += 500 {
-		ms, err := i.rdb.ListDead(ctx, off, 500)
+		ms, err := i.queue.ListDead(ctx, off, 500)
 		if err != nil {
 			return nil, fmt.Errorf("chronos: search dead tasks: %w", err)
 		}
@@ -265,7 +263,7 @@ func (i *Inspector) SearchDead(ctx context.Context, queue string, f TaskFilter) 
 // has any. It reads every dead letter once (at most
 // ServerConfig.DeadRetention), so poll it sparingly.
 func (i *Inspector) DeadCountsByQueue(ctx context.Context) (map[string]int, error) {
-	n, err := i.rdb.DeadCountsByQueue(ctx)
+	n, err := i.queue.DeadCountsByQueue(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: count dead tasks by queue: %w", err)
 	}
@@ -280,7 +278,7 @@ func (i *Inspector) DeadCountsByQueue(ctx context.Context) (map[string]int, erro
 // shortly before the ID's creation time; otherwise at most the first
 // 10,000 entries of each queue are examined.
 func (i *Inspector) GetTask(ctx context.Context, id string, queues ...string) (*StoredTask, error) {
-	if m, err := i.rdb.GetDead(ctx, id); err == nil {
+	if m, err := i.queue.GetDead(ctx, id); err == nil {
 		t := newStoredTask(m, TaskDead, time.Time{})
 		if m.DiedAt != 0 {
 			t.DiedAt = time.UnixMilli(m.DiedAt)
@@ -304,7 +302,7 @@ func (i *Inspector) GetTask(ctx context.Context, id string, queues ...string) (*
 		if t != nil {
 			return t, nil
 		}
-		d, err := i.rdb.FindDelayed(ctx, q, id)
+		d, err := i.queue.FindDelayed(ctx, q, id)
 		if err == nil {
 			if m, err := rdb.Decode([]byte(d.Msg)); err == nil {
 				return newStoredTask(m, TaskDelayed, d.Due), nil
@@ -328,7 +326,7 @@ func (i *Inspector) findInStream(ctx context.Context, queue, id string) (*Stored
 	}
 	needle := `"id":"` + id + `"`
 	for scanned := 0; scanned < maxTaskScan; {
-		es, err := i.rdb.StreamRange(ctx, queue, start, "+", 500)
+		es, err := i.queue.StreamRange(ctx, queue, start, "+", 500)
 		if err != nil {
 			return nil, err
 		}
@@ -340,7 +338,7 @@ func (i *Inspector) findInStream(ctx context.Context, queue, id string) (*Stored
 			if err != nil || m.ID != id {
 				continue
 			}
-			last, err := i.rdb.LastDelivered(ctx, queue)
+			last, err := i.queue.LastDelivered(ctx, queue)
 			if err != nil {
 				return nil, err
 			}
@@ -374,22 +372,21 @@ func (i *Inspector) TaskRuns(ctx context.Context, id, kind string) ([]*RunRecord
 	var out []*RunRecord
 	for _, k := range kinds {
 		var (
-			msgs []redis.XMessage
+			recs []rdb.RunRecord
 			err  error
 		)
 		if at, ok := rdb.IDTime(id); ok {
 			start := strconv.FormatInt(max(at.Add(-taskIDClockSlack).UnixMilli(), 0), 10)
-			msgs, err = i.rdb.RunsRange(ctx, k, start, "+", maxTaskScan)
+			recs, err = i.queue.RunsRange(ctx, k, start, "+", maxTaskScan)
 		} else {
-			msgs, err = i.rdb.ListRuns(ctx, k, maxTaskScan)
+			recs, err = i.queue.ListRuns(ctx, k, maxTaskScan)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("chronos: runs of task %s: %w", id, err)
 		}
-		for _, x := range msgs {
-			if s, _ := x.Values["task_id"].(string); s == id {
-				r := decodeRunRecord(k, x)
-				out = append(out, r)
+		for _, r := range recs {
+			if r.TaskID == id {
+				out = append(out, newRunRecord(k, r))
 			}
 		}
 	}
@@ -419,26 +416,25 @@ func (i *Inspector) QueueRates(ctx context.Context, window time.Duration) (map[s
 	if err != nil {
 		return nil, fmt.Errorf("chronos: queue rates: %w", err)
 	}
-	runs, err := i.rdb.RunsSince(ctx, kinds, time.Now().Add(-window), maxTaskScan)
+	runs, err := i.queue.RunsSince(ctx, kinds, time.Now().Add(-window), maxTaskScan)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: queue rates: %w", err)
 	}
 	out := map[string]*QueueRate{}
-	for _, msgs := range runs {
-		for _, x := range msgs {
-			q, _ := x.Values["queue"].(string)
-			q = cmp.Or(q, DefaultQueue)
+	for _, recs := range runs {
+		for _, x := range recs {
+			q := cmp.Or(x.Queue, DefaultQueue)
 			r := out[q]
 			if r == nil {
 				r = &QueueRate{Queue: q, Window: window}
 				out[q] = r
 			}
-			switch s, _ := x.Values["status"].(string); s {
-			case "success":
+			switch x.Status {
+			case rdb.RunSuccess:
 				r.Succeeded++
-			case "retry":
+			case rdb.RunRetry:
 				r.Retried++
-			case "dead":
+			case rdb.RunDead:
 				r.Dead++
 			}
 		}
@@ -516,27 +512,17 @@ func newStoredTask(m *rdb.Message, state TaskState, due time.Time) *StoredTask {
 	return t
 }
 
-// decodeRunRecord decodes one run record of kind, as ListRuns does.
-func decodeRunRecord(kind string, x redis.XMessage) *RunRecord {
-	v := func(k string) string { s, _ := x.Values[k].(string); return s }
-	r := &RunRecord{
-		TaskID: v("task_id"), Kind: kind, Queue: v("queue"), Status: v("status"),
-		Error: v("error"), ScheduleID: v("schedule"),
+// newRunRecord is the public form of a run record of kind, as ListRuns
+// returns it.
+func newRunRecord(kind string, r rdb.RunRecord) *RunRecord {
+	out := &RunRecord{
+		TaskID: r.TaskID, Kind: kind, Queue: r.Queue, Status: r.Status, Attempt: r.Attempt,
+		Start: r.Start, Duration: r.Duration, Error: r.Error, ScheduleID: r.ScheduleID, TriggerTime: r.TriggerTime, Instance: r.Instance,
 	}
-	r.Attempt, _ = strconv.Atoi(v("attempt"))
-	if ms, err := strconv.ParseInt(v("start"), 10, 64); err == nil {
-		r.Start = time.UnixMilli(ms)
+	if r.Result != nil {
+		out.Result = json.RawMessage(r.Result)
 	}
-	if us, err := strconv.ParseInt(v("duration_us"), 10, 64); err == nil {
-		r.Duration = time.Duration(us) * time.Microsecond
-	}
-	if ms, err := strconv.ParseInt(v("trigger"), 10, 64); err == nil && ms != 0 {
-		r.TriggerTime = time.UnixMilli(ms)
-	}
-	if s := v("result"); s != "" {
-		r.Result = json.RawMessage(s)
-	}
-	return r
+	return out
 }
 
 // entryAddedAt is the time a stream entry was added, from its ID.

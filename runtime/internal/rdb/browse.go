@@ -172,17 +172,21 @@ func (r *RDB) DeadCountsByQueue(ctx context.Context) (map[string]int, error) {
 
 // RunsRange returns up to count run records of kind from start to end, in
 // XRANGE syntax, oldest first.
-func (r *RDB) RunsRange(ctx context.Context, kind, start, end string, count int) ([]redis.XMessage, error) {
+func (r *RDB) RunsRange(ctx context.Context, kind, start, end string, count int) ([]RunRecord, error) {
 	msgs, err := r.C.XRangeN(ctx, r.keysOf(kind).runs, start, end, int64(count)).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("rdb: read runs of %q: %w", kind, err)
 	}
-	return msgs, nil
+	out := make([]RunRecord, len(msgs))
+	for i, m := range msgs {
+		out[i] = decodeRunRecord(m.Values)
+	}
+	return out, nil
 }
 
 // RunsSince returns, for each of kinds, up to count run records written
 // at or after since, oldest first, in one pipeline.
-func (r *RDB) RunsSince(ctx context.Context, kinds []string, since time.Time, count int) (map[string][]redis.XMessage, error) {
+func (r *RDB) RunsSince(ctx context.Context, kinds []string, since time.Time, count int) (map[string][]RunRecord, error) {
 	start := strconv.FormatInt(since.UnixMilli(), 10)
 	cmds := make([]*redis.XMessageSliceCmd, len(kinds))
 	_, err := r.C.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -194,9 +198,11 @@ func (r *RDB) RunsSince(ctx context.Context, kinds []string, since time.Time, co
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("rdb: read recent runs: %w", err)
 	}
-	out := make(map[string][]redis.XMessage, len(kinds))
+	out := make(map[string][]RunRecord, len(kinds))
 	for i, k := range kinds {
-		out[k] = cmds[i].Val()
+		for _, m := range cmds[i].Val() {
+			out[k] = append(out[k], decodeRunRecord(m.Values))
+		}
 	}
 	return out, nil
 }

@@ -2,18 +2,20 @@ package rdb
 
 import "strings"
 
-// This file spells the SCAN patterns that find a namespace's queues and run
-// kinds, for the read side (the Inspector's listings and the console). Like
-// keys.go, it is a place that spells key names; nothing else does.
+// This file derives the SCAN patterns that find a namespace's queues and
+// run kinds, for the read side (the Inspector's listings and the console).
+// It spells no key segment: every pattern is a name of keys.go with its
+// variable part replaced by a wildcard, so a layout change there carries
+// over.
 
 // StreamPattern matches the stream key of every queue of the namespace.
-func (k Keys) StreamPattern() string { return globEscape(k.prefix) + "q:*" }
+func (k Keys) StreamPattern() string { return globEscape(k.Stream("")) + "*" }
 
 // DelayedPattern matches the delayed-set key of every queue of the namespace.
-func (k Keys) DelayedPattern() string { return globEscape(k.prefix) + "delayed:*" }
+func (k Keys) DelayedPattern() string { return globEscape(k.Delayed("")) + "*" }
 
 // RunsPattern matches the run-record stream key of every kind of the namespace.
-func (k Keys) RunsPattern() string { return globEscape(k.prefix) + "runs:*" }
+func (k Keys) RunsPattern() string { return globEscape(k.Runs("")) + "*" }
 
 // StreamQueue returns the queue whose stream key is key.
 func (k Keys) StreamQueue(key string) (string, bool) { return cutNonEmpty(key, k.Stream("")) }
