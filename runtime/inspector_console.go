@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
-	"github.com/chronos-go/chronos/runtime/trigger"
 )
 
 // This file adds the reads an operator console needs beyond the CLI's:
@@ -31,10 +30,6 @@ const (
 	TaskDelayed TaskState = "delayed" // waiting for its time: a delayed enqueue or a retry
 	TaskDead    TaskState = "dead"    // in the dead letters
 )
-
-// MaxBackfill is the most firings one BackfillSchedule request makes; the
-// leader drops the fire times of the range beyond it.
-const MaxBackfill = maxBackfill
 
 // maxTaskScan bounds the entries that one filtered listing or one search
 // by ID examines per queue (or in the dead letters, or per run kind).
@@ -440,57 +435,6 @@ func (i *Inspector) QueueRates(ctx context.Context, window time.Duration) (map[s
 		}
 	}
 	return out, nil
-}
-
-// BackfillPlan is what BackfillSchedule would fire for a range, computed
-// without asking for it: a dry run.
-type BackfillPlan struct {
-	// Count is the number of firings the backfill would make: the fire
-	// times in the range, at most MaxBackfill.
-	Count int
-	// More reports that the range holds more than MaxBackfill fire times;
-	// the backfill fires only the first MaxBackfill.
-	More bool
-	// First and Last are the first and last fire times it would fire
-	// (zero when Count is 0).
-	First, Last time.Time
-}
-
-// PlanBackfill returns what BackfillSchedule(ctx, id, from, to, …) would
-// fire under the definition in force now, computed as the leader computes
-// it. It returns an error wrapping ErrScheduleNotFound for an unknown
-// schedule.
-func (i *Inspector) PlanBackfill(ctx context.Context, id string, from, to time.Time) (*BackfillPlan, error) {
-	if to.Before(from) {
-		return nil, fmt.Errorf("chronos: plan backfill of %q: the range ends (%v) before it starts (%v)", id, to, from)
-	}
-	sc, err := i.getSchedule(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	p, err := compile(sc.Definition, sc.Created)
-	if err != nil {
-		return nil, fmt.Errorf("chronos: plan backfill of %q: %w", id, err)
-	}
-	trig := p.trig
-	if c, ok := trig.(trigger.Cron); ok && from.Before(c.Start) {
-		c.Start = from
-		trig = c
-	}
-	plan := &BackfillPlan{}
-	t, ok := trig.FireTimeAfter(from.Add(-time.Millisecond))
-	for ; ok && !t.After(to); t, ok = trig.FireTimeAfter(t) {
-		if plan.Count == MaxBackfill {
-			plan.More = true
-			break
-		}
-		if plan.Count == 0 {
-			plan.First = t
-		}
-		plan.Last = t
-		plan.Count++
-	}
-	return plan, nil
 }
 
 func newStoredTask(m *rdb.Message, state TaskState, due time.Time) *StoredTask {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,7 +223,7 @@ func TestPlanBackfillCountsWhatTheLeaderFires(t *testing.T) {
 	if plan.Count != 6 || plan.More || !plan.First.Equal(to.Add(-5*time.Hour)) || !plan.Last.Equal(to) {
 		t.Fatalf("plan = %+v; want 6 fires from %v to %v", plan, to.Add(-5*time.Hour), to)
 	}
-	if _, err := e.insp.BackfillSchedule(ctx, "hourly", from, to, "test"); err != nil {
+	if _, err := e.insp.BackfillSchedule(ctx, "hourly", from, to, chronos.BackfillOptions{Who: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the backfill carried out", func() bool { n, _ := e.insp.PendingRequests(ctx); return n == 0 })
@@ -241,8 +242,8 @@ func TestPlanBackfillCountsWhatTheLeaderFires(t *testing.T) {
 	}
 
 	big, err := e.insp.PlanBackfill(ctx, "second", to.Add(-2*time.Hour), to)
-	if err != nil || big.Count != chronos.MaxBackfill || !big.More {
-		t.Fatalf("plan over 7,201 seconds = %+v, %v; want MaxBackfill and More", big, err)
+	if err != nil || big.Count != 7201 || big.More {
+		t.Fatalf("plan over 7,201 seconds = %+v, %v; want all 7,201 counted", big, err)
 	}
 	// An interval starts when it was first registered, and the leader does
 	// not backfill before that: neither does the plan.
@@ -254,5 +255,67 @@ func TestPlanBackfillCountsWhatTheLeaderFires(t *testing.T) {
 	}
 	if _, err := e.insp.PlanBackfill(ctx, "hourly", to, from); err == nil {
 		t.Fatal("plan of a reversed range succeeded")
+	}
+}
+
+// A backfill of more fire times than the limit is refused before anything
+// is asked, with an error naming the count, the limit and how to raise it;
+// one within it is fired whole, a chunk at a time, with its progress in
+// the request.
+func TestBackfillIsRefusedBeyondTheLimitAndPacedWithinIt(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	s := chronos.NewScheduler(e.redis.NewClient(nil), chronos.SchedulerConfig{LeaderTTL: time.Second, Logger: quietLogger})
+	if err := chronos.RegisterCron(s, "* * * * * ?", Greet{}, chronos.WithScheduleID("second")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+
+	to := time.Now().Add(-time.Hour).Truncate(time.Second)
+	_, err := e.insp.BackfillSchedule(ctx, "second", to.Add(-3*time.Hour), to, chronos.BackfillOptions{})
+	if !errors.Is(err, chronos.ErrBackfillTooLarge) || !strings.Contains(err.Error(), "10801") ||
+		!strings.Contains(err.Error(), "10000") || !strings.Contains(err.Error(), "-max") {
+		t.Fatalf("backfill of 10,801 fire times = %v; want ErrBackfillTooLarge naming the count, the limit and -max", err)
+	}
+	if n, _ := e.insp.PendingRequests(ctx); n != 0 {
+		t.Fatalf("%d requests pending after a refusal", n)
+	}
+
+	from := to.Add(-1199 * time.Second) // 1,200 fire times: three chunks
+	id, err := e.insp.BackfillSchedule(ctx, "second", from, to, chronos.BackfillOptions{Who: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress []int
+	eventually(t, "the backfill carried out", func() bool {
+		rs, _ := e.insp.Requests(ctx)
+		for _, r := range rs {
+			if r.ID == id && r.Planned == 1200 && (len(progress) == 0 || progress[len(progress)-1] != r.Fired) {
+				progress = append(progress, r.Fired)
+			}
+		}
+		return len(rs) == 0
+	})
+	if len(progress) < 2 {
+		t.Errorf("progress seen %v: want the backfill fired in chunks", progress)
+	}
+	seen := map[int64]bool{}
+	xs, err := e.insp.ListTasks(ctx, chronos.DefaultQueue, chronos.TaskReady, chronos.TaskFilter{Limit: 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range xs {
+		if m.ScheduleID == "second" && !m.TriggerTime.After(to) && !m.TriggerTime.Before(from) {
+			if seen[m.TriggerTime.Unix()] {
+				t.Fatalf("fire time %v backfilled twice", m.TriggerTime)
+			}
+			seen[m.TriggerTime.Unix()] = true
+		}
+	}
+	if len(seen) != 1200 {
+		t.Fatalf("%d of 1,200 fire times backfilled", len(seen))
 	}
 }

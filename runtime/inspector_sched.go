@@ -317,26 +317,6 @@ func (i *Inspector) TriggerSchedule(ctx context.Context, id, who string) (string
 	return r.ID, nil
 }
 
-// BackfillSchedule asks the leader to fire schedule id for each of its fire
-// times in [from, to] (at most 1,000), whether or not they ran before. Each
-// task carries its fire time as TriggerTime. It returns the request ID.
-// Pauses apply as for TriggerSchedule.
-func (i *Inspector) BackfillSchedule(ctx context.Context, id string, from, to time.Time, who string) (string, error) {
-	if sc, err := i.getSchedule(ctx, id); err != nil {
-		return "", err
-	} else if sc.Isolated {
-		return "", fmt.Errorf("chronos: backfill %q: %w", id, ErrIsolatedSchedule)
-	}
-	r, err := i.store.RequestBackfill(ctx, id, from, to, who)
-	if errors.Is(err, schedstore.ErrNotFound) {
-		return "", fmt.Errorf("chronos: backfill %q: %w", id, ErrScheduleNotFound)
-	}
-	if err != nil {
-		return "", fmt.Errorf("chronos: backfill %q: %w", id, err)
-	}
-	return r.ID, nil
-}
-
 // PendingRequests returns the number of operator requests the leader has
 // not carried out yet.
 func (i *Inspector) PendingRequests(ctx context.Context) (int, error) {

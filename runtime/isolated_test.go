@@ -206,7 +206,7 @@ func TestTriggerNowRunsAnIsolatedScheduleOnEveryInstance(t *testing.T) {
 	if a.count() != 1 || b.count() != 1 {
 		t.Fatalf("runs: %d on a, %d on b; want one each", a.count(), b.count())
 	}
-	_, err := e.insp.BackfillSchedule(ctx, "refresh", time.Now().Add(-3*time.Hour), time.Now(), "test")
+	_, err := e.insp.BackfillSchedule(ctx, "refresh", time.Now().Add(-3*time.Hour), time.Now(), BackfillOptions{Who: "test"})
 	if !errors.Is(err, ErrIsolatedSchedule) {
 		t.Fatalf("backfill of an isolated schedule = %v, want ErrIsolatedSchedule", err)
 	}

@@ -8,15 +8,18 @@ import (
 
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/schedstore"
-	"github.com/chronos-go/chronos/runtime/trigger"
 )
 
-// maxBackfill bounds the firings one backfill request may make.
-const maxBackfill = 1000
+// backfillChunk is the most backfill firings the leader makes per refresh
+// (about a second), across all pending backfills: a large range is fired
+// at that pace instead of flooding the queue.
+const backfillChunk = 500
 
 // requests acts on pending operator requests: trigger now and backfill.
 // A request is completed only after its firings were recorded, so a leader
 // change in between repeats it, and its dedup keys make the repeat a no-op.
+// A backfill is fired a chunk at a time, its progress saved in the request
+// after each chunk.
 func (ss *session) requests(ctx context.Context) {
 	s := ss.s
 	pending, err := s.store.Requests(ctx, 100)
@@ -25,6 +28,7 @@ func (ss *session) requests(ctx context.Context) {
 		return
 	}
 	now := s.now()
+	budget := backfillChunk
 	for _, rq := range pending {
 		ss.mu.Lock()
 		e := ss.entries[rq.Schedule]
@@ -54,39 +58,63 @@ func (ss *session) requests(ctx context.Context) {
 		// that job is switched off, and a run of its group leaves it out
 		// as the timer's firings do (jp).
 		var reqs []*fireReq
+		done := true
 		switch rq.Kind {
 		case schedstore.KindTriggerNow:
 			slot := now.Truncate(time.Millisecond)
 			reqs = append(reqs, &fireReq{id: e.id, plan: e.plan, slot: slot, at: slot,
 				dedup: e.id + ":req:" + rq.ID, source: "request", paused: jp})
 		case schedstore.KindBackfill:
-			// A cron trigger starts at the schedule's creation; a backfill may
-			// reach back before it.
-			trig := e.plan.trig
-			if c, ok := trig.(trigger.Cron); ok && rq.From.Before(c.Start) {
-				c.Start = rq.From
-				trig = c
+			if budget == 0 {
+				continue
 			}
-			t, ok := trig.FireTimeAfter(rq.From.Add(-time.Millisecond))
-			for ; ok && !t.After(rq.To) && len(reqs) < maxBackfill; t, ok = trig.FireTimeAfter(t) {
-				reqs = append(reqs, &fireReq{id: e.id, plan: e.plan, slot: t, at: t,
-					dedup: fmt.Sprintf("%s:req:%s:%d", e.id, rq.ID, t.Unix()), source: "backfill", paused: jp})
+			var next time.Time
+			reqs, next = backfillChunkOf(e, rq, budget, jp)
+			budget -= len(reqs)
+			if !next.IsZero() {
+				done = false
+				rq.Next, rq.Fired = next, rq.Fired+len(reqs)
 			}
 		}
-		done := true
 		for i, r := range s.fire(ctx, ss.term, reqs) {
 			if r.Err != nil {
-				done = false
 				if errors.Is(r.Err, leader.ErrFenced) {
 					ss.failed(reqs[i].id, r.Err)
 					return
 				}
+				ss.warn(ctx, "chronos: leader: operator request not carried out; trying again", r.Err)
+				return // the same chunk again at the next refresh: its dedup keys make that safe
 			}
 		}
-		if done {
-			s.log.Info("chronos: operator request done", "schedule", rq.Schedule, "request", rq.ID, "kind", string(rq.Kind),
-				"firings", len(reqs), "who", rq.Who)
-			_, _ = s.store.CompleteRequest(ctx, rq.ID)
+		if !done {
+			if _, err := s.store.AdvanceRequest(ctx, rq); err != nil {
+				ss.warn(ctx, "chronos: leader: record a backfill's progress", err)
+			}
+			continue
 		}
+		s.log.Info("chronos: operator request done", "schedule", rq.Schedule, "request", rq.ID, "kind", string(rq.Kind),
+			"firings", rq.Fired+len(reqs), "who", rq.Who)
+		_, _ = s.store.CompleteRequest(ctx, rq.ID)
 	}
+}
+
+// backfillChunkOf returns up to n firings of backfill rq from where it
+// stopped, and the fire time to continue from (zero when the range is
+// done).
+func backfillChunkOf(e *schedEntry, rq schedstore.Request, n int, paused func(string) bool) ([]*fireReq, time.Time) {
+	trig := backfillTrigger(e.plan.trig, rq.From)
+	from := rq.From
+	if !rq.Next.IsZero() {
+		from = rq.Next
+	}
+	var reqs []*fireReq
+	t, ok := trig.FireTimeAfter(from.Add(-time.Millisecond))
+	for ; ok && !t.After(rq.To); t, ok = trig.FireTimeAfter(t) {
+		if len(reqs) == n {
+			return reqs, t
+		}
+		reqs = append(reqs, &fireReq{id: e.id, plan: e.plan, slot: t, at: t,
+			dedup: fmt.Sprintf("%s:req:%s:%d", e.id, rq.ID, t.Unix()), source: "backfill", paused: paused})
+	}
+	return reqs, time.Time{}
 }

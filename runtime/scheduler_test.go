@@ -638,7 +638,7 @@ func TestTriggerNowAndBackfillAreCarriedOutOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	to := time.Now().Truncate(time.Hour)
-	if _, err := e.insp.BackfillSchedule(ctx, "hourly", to.Add(-2*time.Hour), to, "test"); err != nil {
+	if _, err := e.insp.BackfillSchedule(ctx, "hourly", to.Add(-2*time.Hour), to, BackfillOptions{Who: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.insp.TriggerSchedule(ctx, "nope", "test"); !errors.Is(err, ErrScheduleNotFound) {
@@ -717,7 +717,7 @@ func TestRequestsFireAPausedScheduleButLeaveItsPausedJobsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	to := time.Now().Truncate(time.Hour)
-	if _, err := e.insp.BackfillSchedule(ctx, "pair", to.Add(-time.Hour), to, "test"); err != nil {
+	if _, err := e.insp.BackfillSchedule(ctx, "pair", to.Add(-time.Hour), to, BackfillOptions{Who: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "requests done", func() bool { n, _ := e.insp.PendingRequests(ctx); return n == 0 })

@@ -188,6 +188,8 @@ func runBackfill(ctx context.Context, c *cli, args []string) error {
 	fs := c.flagSet("backfill")
 	fromS := fs.String("from", "", "first fire time to consider (RFC 3339, required)")
 	toS := fs.String("to", "", "last fire time to consider (RFC 3339, required)")
+	maxSlots := fs.Int("max", chronos.DefaultMaxBackfill, "refuse a range of more fire times than `N`")
+	dryRun := fs.Bool("dry-run", false, "print how many fire times the range holds, and the first and last, and ask for nothing")
 	who := whoFlag(fs)
 	pos, err := c.parse(fs, args, "ID")
 	if err != nil {
@@ -209,14 +211,48 @@ func runBackfill(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *dryRun {
+		return c.printBackfillPlan(ctx, insp, id, from, to, *maxSlots)
+	}
 	if err := c.warnPaused(ctx, insp, id); err != nil {
 		return err
 	}
-	req, err := insp.BackfillSchedule(ctx, id, from, to, *who)
+	req, err := insp.BackfillSchedule(ctx, id, from, to, chronos.BackfillOptions{Who: *who, MaxSlots: *maxSlots})
 	if err != nil {
 		return checkFound(err, "schedule", id)
 	}
 	return c.printRequest(ctx, insp, id, req)
+}
+
+// printBackfillPlan prints what a backfill of [from, to] would fire.
+func (c *cli) printBackfillPlan(ctx context.Context, insp *chronos.Inspector, id string, from, to time.Time, limit int) error {
+	plan, err := insp.PlanBackfill(ctx, id, from, to)
+	if err != nil {
+		return checkFound(err, "schedule", id)
+	}
+	if c.json {
+		return c.printJSON(struct {
+			Schedule string    `json:"schedule"`
+			Count    int       `json:"count"`
+			More     bool      `json:"more,omitempty"`
+			First    time.Time `json:"first,omitzero"`
+			Last     time.Time `json:"last,omitzero"`
+			Limit    int       `json:"limit"`
+		}{id, plan.Count, plan.More, utc(plan.First), utc(plan.Last), limit})
+	}
+	more := ""
+	if plan.More {
+		more = "more than "
+	}
+	fmt.Fprintf(c.stdout, "backfill of %s from %s to %s: %s%d fire times", id, fmtTime(from), fmtTime(to), more, plan.Count)
+	if plan.Count > 0 {
+		fmt.Fprintf(c.stdout, ", first %s, last %s", fmtTime(plan.First), fmtTime(plan.Last))
+	}
+	fmt.Fprintln(c.stdout)
+	if plan.More || plan.Count > limit {
+		fmt.Fprintf(c.stdout, "more than the limit of %d: raise it with -max to ask for it\n", limit)
+	}
+	return nil
 }
 
 // warnPaused says how pauses shape an operator request: the leader fires

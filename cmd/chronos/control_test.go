@@ -157,6 +157,25 @@ func TestBackfillFiresEachFireTimeInTheRange(t *testing.T) {
 	}
 }
 
+// A dry run counts the range and asks for nothing; a range past the limit
+// is refused before anything is enqueued, naming the limit and the flag.
+func TestBackfillDryRunAndLimit(t *testing.T) {
+	c := startCluster(t)
+	out := c.ok("backfill", "reports.daily", "-from", "2026-01-01T00:00:00Z", "-to", "2026-12-31T23:00:00Z", "-dry-run", "-max", "100")
+	want := "backfill of reports.daily from 2026-01-01T00:00:00Z to 2026-12-31T23:00:00Z: 365 fire times, " +
+		"first 2026-01-01T17:00:00Z, last 2026-12-31T17:00:00Z\nmore than the limit of 100: raise it with -max to ask for it\n"
+	if out != want {
+		t.Fatalf("dry run printed %q, want %q", out, want)
+	}
+	r := c.chronos("backfill", "reports.daily", "-from", "2026-01-01T00:00:00Z", "-to", "2026-12-31T23:00:00Z", "-max", "100")
+	if r.code != exitFail || !strings.Contains(r.stderr, "365 fire times, more than the limit of 100") || !strings.Contains(r.stderr, "-max") {
+		t.Fatalf("backfill past the limit: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if n := len(c.firings("reports.daily", "backfill")); n != 0 {
+		t.Fatalf("%d firings after a refused backfill", n)
+	}
+}
+
 // The leader leaves a group's paused jobs out of an operator's request, as
 // its timer does; the CLI says so, so that nobody waits for them.
 func TestTriggerSaysItLeavesPausedJobsOut(t *testing.T) {

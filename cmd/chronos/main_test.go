@@ -58,6 +58,13 @@ type cluster struct {
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
 	redistest.Parallel(t)
+	return newCluster(t)
+}
+
+// newCluster is startCluster for a test that cannot run in parallel (one
+// that sets environment variables).
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
 	s := redistest.Start(t)
 	c := &cluster{t: t, redis: s, rdb: s.Client()}
 	c.sched = chronos.NewScheduler(s.NewClient(nil), chronos.SchedulerConfig{

@@ -108,7 +108,7 @@ func TestWebServesTheConsoleOnLoopbackUntilInterrupted(t *testing.T) {
 }
 
 func TestWebTakesCredentialsFromTheEnvironmentAndNeverPrintsThem(t *testing.T) {
-	c := startCluster(t)
+	c := newCluster(t) // t.Setenv: not in parallel
 	t.Setenv(envBasicAuth, "ops:hunter2-secret")
 	w := startWeb(t, "-redis", c.redis.URL(), "-read-only", "-prefix", "/chronos", "-refresh", "0")
 	if !strings.HasSuffix(w.url, "/chronos/") || !strings.Contains(w.stdout.String(), "(read-only)") {

@@ -68,7 +68,7 @@ func TestDailySalesCoversTheSeoulDayBeforeItsTriggerAndStoresItsSummary(t *testi
 	// Fire the 02:00 Seoul trigger of 1 March 2026 as the schedule itself
 	// would have, through the leader.
 	at := time.Date(2026, 3, 1, 2, 0, 0, 0, time.FixedZone("KST", 9*3600))
-	if _, err := insp.BackfillSchedule(context.Background(), "reports.Reports.DailySales", at, at, "test"); err != nil {
+	if _, err := insp.BackfillSchedule(context.Background(), "reports.Reports.DailySales", at, at, chronos.BackfillOptions{Who: "test"}); err != nil {
 		t.Fatalf("BackfillSchedule: %v", err)
 	}
 

@@ -193,7 +193,7 @@ func (c *Console) backfillPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	d := backfillData{Row: newScheduleRow(s, nil), From: q.Get("from"), To: q.Get("to"), Max: chronos.MaxBackfill}
+	d := backfillData{Row: newScheduleRow(s, nil), From: q.Get("from"), To: q.Get("to"), Max: chronos.DefaultMaxBackfill}
 	if d.From != "" || d.To != "" {
 		from, to, err := c.backfillRange(r, d.From, d.To)
 		if err != nil {
@@ -238,7 +238,7 @@ func (c *Console) backfillSchedule(w http.ResponseWriter, r *http.Request) error
 		return badRequestf("The range holds no fire time of %s: there is nothing to backfill.", id)
 	}
 	who := c.opts.Who(r)
-	req, err := c.insp.BackfillSchedule(ctx, id, from, to, who)
+	req, err := c.insp.BackfillSchedule(ctx, id, from, to, chronos.BackfillOptions{Who: who})
 	if err != nil {
 		return err
 	}

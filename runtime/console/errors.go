@@ -53,6 +53,8 @@ func classify(err error) *httpError {
 		return &httpError{Status: http.StatusNotFound, Title: "No such schedule", Detail: cleanMessage(err), Err: err}
 	case errors.Is(err, chronos.ErrTaskNotFound):
 		return &httpError{Status: http.StatusNotFound, Title: "No such task", Detail: cleanMessage(err), Err: err}
+	case errors.Is(err, chronos.ErrBackfillTooLarge), errors.Is(err, chronos.ErrIsolatedSchedule):
+		return &httpError{Status: http.StatusUnprocessableEntity, Title: "Not done", Detail: cleanMessage(err), Err: err}
 	case isOutage(err):
 		return &httpError{Status: http.StatusServiceUnavailable, Title: "Redis is unavailable",
 			Detail: "The console could not read or write Redis: " + cleanMessage(err) +

@@ -34,6 +34,13 @@ type Request struct {
 	To       time.Time   `json:"to,omitzero"`   // backfill range, inclusive
 	Who      string      `json:"who,omitempty"`
 	Created  time.Time   `json:"created"`
+	// Planned is how many fire times a backfill's range holds, counted
+	// when it was requested.
+	Planned int `json:"planned,omitempty"`
+	// Next and Fired are a backfill's progress: the leader fires its range
+	// a chunk at a time, from Next (zero: From), and has fired Fired so far.
+	Next  time.Time `json:"next,omitzero"`
+	Fired int       `json:"fired,omitempty"`
 }
 
 // ErrInvalidRequest is returned (wrapped) for a malformed request.
@@ -58,12 +65,39 @@ func (s *Store) RequestTrigger(ctx context.Context, id, who string) (Request, er
 }
 
 // RequestBackfill asks the leader to fire schedule id for every trigger
-// time in [from, to].
-func (s *Store) RequestBackfill(ctx context.Context, id string, from, to time.Time, who string) (Request, error) {
+// time in [from, to], of which the caller counted planned.
+func (s *Store) RequestBackfill(ctx context.Context, id string, from, to time.Time, planned int, who string) (Request, error) {
 	if from.IsZero() || to.Before(from) {
 		return Request{}, fmt.Errorf("%w: backfill of %q: range [%v, %v]", ErrInvalidRequest, id, from, to)
 	}
-	return s.addRequest(ctx, Request{Kind: KindBackfill, Schedule: id, From: from.UTC(), To: to.UTC(), Who: who})
+	return s.addRequest(ctx, Request{Kind: KindBackfill, Schedule: id, From: from.UTC(), To: to.UTC(), Planned: planned, Who: who})
+}
+
+// advanceRequestScript stores a request's new data if it is still pending.
+//
+//	KEYS[1] requests index, KEYS[2] request data
+//	ARGV[1] request ID, ARGV[2] JSON Request
+//
+// Returns 1 when stored, 0 when the request is no longer pending.
+var advanceRequestScript = redis.NewScript(`
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 1
+`)
+
+// AdvanceRequest records a backfill's progress (r.Next, r.Fired), so that
+// the next leader continues from there. It reports whether the request was
+// still pending.
+func (s *Store) AdvanceRequest(ctx context.Context, r Request) (bool, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return false, fmt.Errorf("schedstore: advance request %s: %w", r.ID, err)
+	}
+	n, err := advanceRequestScript.Run(ctx, s.client, []string{s.keys.requests(), s.keys.requestData()}, r.ID, data).Int()
+	if err != nil {
+		return false, fmt.Errorf("schedstore: advance request %s: %w", r.ID, err)
+	}
+	return n == 1, nil
 }
 
 func (s *Store) addRequest(ctx context.Context, r Request) (Request, error) {

@@ -345,14 +345,14 @@ func TestRequestsSurviveARedisRestartUntilCompleted(t *testing.T) {
 	}
 	w.clk.Advance(time.Millisecond)
 	from, to := t0.Add(-48*time.Hour), t0.Add(-24*time.Hour)
-	back, err := st.RequestBackfill(ctx, "s", from, to, "bob")
+	back, err := st.RequestBackfill(ctx, "s", from, to, 2, "bob")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.RequestTrigger(ctx, "missing", "x"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("request for unknown schedule: %v", err)
 	}
-	if _, err := st.RequestBackfill(ctx, "s", to, from, "x"); !errors.Is(err, ErrInvalidRequest) {
+	if _, err := st.RequestBackfill(ctx, "s", to, from, 0, "x"); !errors.Is(err, ErrInvalidRequest) {
 		t.Fatalf("backfill with from > to: %v", err)
 	}
 
