@@ -52,6 +52,13 @@ type ScheduleInfo struct {
 	DeclaredBy      string // instance whose definition is in force
 	DeclaredVersion string
 	Created         time.Time // first registration
+
+	// Retired is when the schedule stopped firing because no live instance
+	// declared it any more (RetiredBy is empty) or an operator retired it
+	// (RetiredBy names them); zero while it is in force. Its state is kept
+	// until it is deleted, so that a rollback resumes it.
+	Retired   time.Time
+	RetiredBy string
 }
 
 // ScheduleJob is one job of a schedule.
@@ -178,6 +185,7 @@ func scheduleInfo(sc *schedstore.Schedule, now time.Time, last map[string]scheds
 		Group: sc.Group, Overlap: sc.Overlap, Source: sc.Source,
 		NextFire: sc.State.Next, LastFired: sc.State.Prev, LastOutcome: sc.State.LastOutcome, Complete: sc.State.Complete,
 		DeclaredBy: sc.DeclaredBy.InstanceID, DeclaredVersion: sc.DeclaredBy.Version, Created: sc.Created,
+		Retired: sc.Retired, RetiredBy: sc.RetiredBy,
 	}
 	if info.Misfire == "" {
 		info.Misfire = trigger.PolicySmart.String()
@@ -194,6 +202,8 @@ func scheduleInfo(sc *schedstore.Schedule, now time.Time, last map[string]scheds
 	p, err := compile(sc.Definition, sc.Created)
 	switch {
 	case err != nil:
+	case !sc.Retired.IsZero():
+		info.NextFire = time.Time{} // a tombstone does not fire
 	case sc.Isolated:
 		// Each instance fires it from its own state, in memory: the next
 		// fire is the trigger's after now, the last the newest record.

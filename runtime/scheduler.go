@@ -141,12 +141,15 @@ type Scheduler struct {
 	started  bool
 	stopped  bool
 	decls    []*schedstore.Definition // declared by this instance, in order
+	defs     []schedstore.Definition  // what Start registered (fixed from then on)
 	byID     map[string]*schedstore.Definition
 	elector  *leader.Elector
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	changes  chan leader.Change
 	isolated *isolatedRunner
+	faults   *faultLog // the leader's failed writes, logged in summary
+	beats    *faultLog // failed heartbeats, likewise
 }
 
 // NewScheduler returns a Scheduler that keeps its registry in, and enqueues
@@ -158,13 +161,19 @@ func NewScheduler(client redis.UniversalClient, cfg SchedulerConfig) *Scheduler 
 		client: client,
 		cfg:    cfg,
 		queue:  rdb.New(client, cfg.Namespace),
-		store:  schedstore.New(client, schedstore.Config{Namespace: cfg.Namespace, InstanceTTL: cfg.InstanceTTL}),
+		store:  schedstore.New(client, schedstore.Config{Namespace: cfg.Namespace, InstanceTTL: cfg.InstanceTTL, Self: cfg.InstanceID}),
 		log:    cfg.Logger,
 		now:    time.Now,
 		clock:  firing.SystemClock(),
 		byID:   map[string]*schedstore.Definition{},
 	}
 	s.self = schedstore.Instance{ID: cfg.InstanceID, Host: host, PID: os.Getpid(), Version: cfg.Version}
+	s.faults = &faultLog{log: cfg.Logger,
+		warning:   "chronos: leader: Redis refuses the leader's writes; each schedule's firing is read and tried again with backoff (up to 30s), all of them once a write succeeds",
+		recovered: "chronos: leader: firings recorded again; missed fire times are caught up per misfire policy"}
+	s.beats = &faultLog{log: cfg.Logger,
+		warning:   "chronos: scheduler heartbeat failed; the leader does not retire schedules while its own heartbeat fails",
+		recovered: "chronos: scheduler heartbeats recorded again"}
 	return s
 }
 
@@ -263,6 +272,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		defs = append(defs, *d)
 	}
 	s.self.Started = s.now()
+	s.self.Declares = len(defs) > 0
+	s.defs = defs
 	s.mu.Unlock()
 	iso, err := s.isolatedSetup(defs)
 	if err != nil {
@@ -272,15 +283,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if _, err := s.store.Heartbeat(ctx, s.self); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
-	res, err := s.store.Register(ctx, s.self.Declarer(), defs)
-	if err != nil {
+	if err := s.declareAll(ctx); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
-	}
-	if err := s.store.NoteChange(ctx); err != nil {
-		return fmt.Errorf("chronos: start scheduler: %w", err)
-	}
-	for _, id := range res.Conflicts {
-		s.log.Warn("chronos: a newer instance's definition of this schedule is in force", "schedule", id, "instance", s.cfg.InstanceID)
 	}
 
 	s.mu.Lock()
@@ -400,8 +404,54 @@ func (s *Scheduler) heartbeats(ctx context.Context) {
 		}
 		inst := s.self
 		_, inst.Leader = s.elector.Current()
-		if _, err := s.store.Heartbeat(ctx, inst); err != nil && ctx.Err() == nil {
-			s.log.Warn("chronos: scheduler heartbeat", "instance", s.cfg.InstanceID, "err", err)
+		res, err := s.store.Heartbeat(ctx, inst)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.beats.failed(err, "instance", s.cfg.InstanceID)
+			}
+			continue
+		}
+		s.beats.ok()
+		if res.Undeclared && len(s.defs) > 0 {
+			s.redeclare(ctx, res)
 		}
 	}
+}
+
+// declareAll registers this instance's schedules and tells the leader.
+func (s *Scheduler) declareAll(ctx context.Context) error {
+	res, err := s.store.Register(ctx, s.self.Declarer(), s.defs)
+	if err != nil {
+		return err
+	}
+	if err := s.store.NoteChange(ctx); err != nil {
+		return err
+	}
+	for _, id := range res.Conflicts {
+		s.log.Warn("chronos: a newer instance's definition of this schedule is in force", "schedule", id, "instance", s.cfg.InstanceID)
+	}
+	for _, id := range res.Revived {
+		s.log.Info("chronos: retired schedule declared again; it fires again from its last firing", "schedule", id, "instance", s.cfg.InstanceID)
+	}
+	return nil
+}
+
+// redeclare declares this instance's schedules again after a heartbeat
+// found its declarations gone: they expired during an outage longer than
+// twice InstanceTTL, or Redis lost its data. Without it, "last declared"
+// would stop moving and the leader would retire schedules every instance
+// still runs.
+func (s *Scheduler) redeclare(ctx context.Context, hb schedstore.HeartbeatResult) {
+	what := "this instance's declarations had expired (Redis unreachable or refusing writes for more than twice InstanceTTL)"
+	if hb.Lost {
+		what = "this instance's registry record was gone (Redis lost its data: restarted without persistence, flushed, or failed over to an empty replica)"
+	}
+	if err := s.declareAll(ctx); err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("chronos: "+what+"; declaring the schedules again failed, retrying at the next heartbeat",
+				"instance", s.cfg.InstanceID, "err", err)
+		}
+		return
+	}
+	s.log.Warn("chronos: "+what+"; schedules declared again", "instance", s.cfg.InstanceID, "schedules", len(s.defs))
 }

@@ -91,7 +91,10 @@ func (ss *session) refresh(ctx context.Context) {
 		return
 	}
 	reload := !ss.loaded || v != ss.version
-	if time.Since(ss.lastSweep) >= s.cfg.InstanceTTL {
+	// Sweep every heartbeat, and at once when the registry changed (an
+	// instance registered or deregistered): a schedule no live instance
+	// declares stops firing within a heartbeat or two.
+	if time.Since(ss.lastSweep) >= s.cfg.InstanceTTL/3 || v != ss.version {
 		sweep := s.store.Sweep // reads the whole registry only when something changed
 		if ss.lastSweep.IsZero() {
 			sweep = s.store.FullSweep // the store's last sweeps may predate other leaders' terms
@@ -99,14 +102,16 @@ func (ss *session) refresh(ctx context.Context) {
 		ss.lastSweep = time.Now()
 		res, err := sweep(ctx)
 		if err != nil {
-			ss.warn(ctx, "chronos: leader: sweep registry", err)
+			if ctx.Err() == nil {
+				s.faults.failed(err, "what", "sweep")
+			}
 		} else if time.Since(ss.term.Acquired) > 2*s.cfg.InstanceTTL {
 			// Only once instances had time to heartbeat after an outage:
 			// an instance not seen yet is not gone.
 			ss.dropLegacyIsolatedQueues(ctx)
 		}
-		if err == nil && len(res.Handed)+len(res.Retired) > 0 {
-			s.log.Info("chronos: leader: registry swept", "handed", res.Handed, "retired", res.Retired)
+		if err == nil && len(res.Handed)+len(res.Retired)+len(res.Deleted) > 0 {
+			ss.logSweep(res)
 			reload = true
 		}
 	}
@@ -144,6 +149,9 @@ func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 		if sc.Isolated {
 			ss.isolated[sc.ID] = true
 			continue
+		}
+		if !sc.Retired.IsZero() {
+			continue // a tombstone: it does not fire (forgotten below)
 		}
 		seen[sc.ID] = true
 		e := ss.entries[sc.ID]
@@ -205,16 +213,24 @@ func (ss *session) reloadDirty(ctx context.Context) {
 		}
 	}
 	ss.mu.Unlock()
+	now := s.now()
 	for _, id := range dirty {
-		sc, err := s.store.Get(ctx, id)
 		ss.mu.Lock()
 		e := ss.entries[id]
+		wait := e != nil && now.Before(e.retryAt)
+		ss.mu.Unlock()
+		if wait {
+			continue // backing off after a failed write
+		}
+		sc, err := s.store.Get(ctx, id)
+		ss.mu.Lock()
+		e = ss.entries[id]
 		switch {
 		case e == nil:
 		case errors.Is(err, schedstore.ErrNotFound):
 			ss.forget(id)
 		case err != nil:
-			s.log.Warn("chronos: leader: reload schedule", "schedule", id, "err", err)
+			ss.warn(ctx, "chronos: leader: reload schedule "+id, err)
 		default:
 			e.state, e.dirty = storedState(&sc, e.plan), false
 			e.pause, e.jobPauses = sc.State.Pause, sc.State.JobPauses
@@ -299,5 +315,24 @@ func (ss *session) dropLegacyIsolatedQueues(ctx context.Context) {
 	}
 	if len(dropped) > 0 {
 		ss.s.log.Info("chronos: leader: deleted the isolated queues of gone instances of an older version", "queues", dropped)
+	}
+}
+
+// logSweep says what a sweep changed, once per schedule: each is reported
+// by the sweep that changed it only.
+func (ss *session) logSweep(res schedstore.SweepResult) {
+	log := ss.s.log
+	for _, id := range res.Retired {
+		log.Info("chronos: leader: schedule retired: no live instance declares it; it no longer fires, and its state is kept for RetireGrace so that a rollback resumes from its last firing",
+			"schedule", id)
+	}
+	for _, id := range res.Revived {
+		log.Info("chronos: leader: retired schedule declared again; it fires again from its last firing", "schedule", id)
+	}
+	for _, id := range res.Deleted {
+		log.Info("chronos: leader: schedule deleted with its state and history: no live instance declared it for RetireGrace", "schedule", id)
+	}
+	if len(res.Handed) > len(res.Revived) {
+		log.Info("chronos: leader: registry swept", "handed", res.Handed)
 	}
 }

@@ -82,7 +82,7 @@ func (ss *session) requests(ctx context.Context) {
 					ss.failed(reqs[i].id, r.Err)
 					return
 				}
-				ss.warn(ctx, "chronos: leader: operator request not carried out; trying again", r.Err)
+				s.faults.failed(r.Err, "request", rq.ID, "schedule", rq.Schedule)
 				return // the same chunk again at the next refresh: its dedup keys make that safe
 			}
 		}

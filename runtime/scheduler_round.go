@@ -3,6 +3,7 @@ package chronos
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"github.com/chronos-go/chronos/runtime/internal/firing"
@@ -24,6 +25,12 @@ type schedEntry struct {
 	pause     *schedstore.PauseInfo
 	jobPauses map[string]schedstore.PauseInfo
 	dirty     bool
+
+	// failures counts the writes in a row that did not happen (Redis
+	// refusing them: out of memory, unreachable); the entry is read and
+	// evaluated again at retryAt, with backoff, instead of every refresh.
+	failures int
+	retryAt  time.Time
 }
 
 func (e *schedEntry) paused(now time.Time) bool { return e.pause != nil && e.pause.Active(now) }
@@ -167,6 +174,7 @@ func (ss *session) handle(reqs []*fireReq, res []schedstore.FireResult) {
 			ss.failed(q.id, r.Err)
 			continue
 		}
+		ss.succeeded(q.id)
 		switch r.Status {
 		case fireFired:
 			for j, out := range r.Jobs {
@@ -202,8 +210,47 @@ func (ss *session) failed(id string, err error) {
 	if errors.Is(err, context.Canceled) {
 		return
 	}
-	ss.s.log.Warn("chronos: leader: firing not recorded; the schedule is read again", "schedule", id, "err", err)
+	ss.mu.Lock()
+	var retry time.Duration
+	if e := ss.entries[id]; e != nil {
+		e.failures++
+		retry = firingRetry(e.failures)
+		e.retryAt = ss.s.now().Add(retry)
+	}
+	ss.mu.Unlock()
+	ss.s.faults.failed(err, "schedule", id, "retry_in", retry)
 	ss.markDirty(id)
+}
+
+// succeeded records that a write of entry id happened. The first after
+// failures ends every entry's backoff: the fault was Redis's, not theirs,
+// so the fire times missed meanwhile are caught up at the next refresh.
+func (ss *session) succeeded(id string) {
+	recovered := ss.s.faults.ok()
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if e := ss.entries[id]; e != nil {
+		e.failures, e.retryAt = 0, time.Time{}
+	}
+	if recovered {
+		for _, e := range ss.entries {
+			e.retryAt = time.Time{}
+		}
+	}
+}
+
+// Backoff of a schedule whose firing was not recorded: from
+// firingRetryMin, doubling, up to firingRetryMax, with ±50 % jitter so
+// that schedules that failed together do not retry together.
+const (
+	firingRetryMin = 500 * time.Millisecond
+	firingRetryMax = 30 * time.Second
+)
+
+func firingRetry(failures int) time.Duration {
+	d := firingRetryMin << min(failures-1, 16)
+	d = min(d, firingRetryMax)
+	return d/2 + rand.N(d)
 }
 
 func (ss *session) markDirty(id string) {

@@ -868,3 +868,84 @@ func TestRestartsDoNotMoveALongIntervalsNextFire(t *testing.T) {
 		t.Fatalf("fired %d times on restarts", len(h))
 	}
 }
+
+// A deploy whose build no longer declares a schedule stops it: once no
+// live instance declares it, the leader retires it within a heartbeat or
+// two and it fires no more; its state is kept, so a rollback resumes it.
+func TestAScheduleRemovedFromTheCodeStopsAndARollbackResumesIt(t *testing.T) {
+	e := newSchedEnv(t)
+	ctx := context.Background()
+	v1 := func(s *Scheduler) {
+		_ = RegisterInterval(s, time.Second, tick{N: 1}, WithScheduleID("kept"))
+		_ = RegisterInterval(s, time.Second, tick{N: 2}, WithScheduleID("removed"))
+	}
+	v2 := func(s *Scheduler) { _ = RegisterInterval(s, time.Second, tick{N: 1}, WithScheduleID("kept")) }
+	fired := func(id string) int { return len(triggerTimes(t, e.tasks(DefaultQueue), id)) }
+
+	a := e.start(e.scheduler("v1-a", SchedulerConfig{Version: "v1"}, v1))
+	waitLeader(t, a)
+	waitUntil(t, "removed to fire", func() bool { return fired("removed") >= 2 })
+
+	// The deploy: a v2 instance starts, the v1 one stops.
+	b := e.start(e.scheduler("v2-b", SchedulerConfig{Version: "v2"}, v2))
+	if err := a.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, b)
+	var info *ScheduleInfo
+	waitUntil(t, "removed retired", func() bool {
+		info, _ = e.insp.Schedule(ctx, "removed")
+		return info != nil && !info.Retired.IsZero()
+	})
+	if info.RetiredBy != "" || !info.NextFire.IsZero() || info.LastFired.IsZero() {
+		t.Errorf("retired schedule shows by %q, next %v, last %v; want retired by the sweep, no next fire, its last firing kept",
+			info.RetiredBy, info.NextFire, info.LastFired)
+	}
+	lastFired := info.LastFired
+	n := fired("removed")
+	time.Sleep(2500 * time.Millisecond)
+	if m := fired("removed"); m > n {
+		t.Fatalf("%d firings of the retired schedule", m-n)
+	}
+	if strings.Count(e.logs.String(), "schedule retired") != 1 {
+		t.Errorf("want one log line for the retirement:\n%s", e.logs)
+	}
+	if err := e.insp.RetireSchedule(ctx, "kept", "ops"); !errors.Is(err, ErrScheduleDeclared) || !strings.Contains(err.Error(), "v2-b") {
+		t.Errorf("retiring a declared schedule = %v, want ErrScheduleDeclared naming v2-b", err)
+	}
+
+	// The rollback: a v1 instance declares it again, and it resumes from
+	// its last firing (smartPolicy on an interval skips the missed slots).
+	e.start(e.scheduler("v1-c", SchedulerConfig{Version: "v1"}, v1))
+	waitUntil(t, "removed to fire again", func() bool { return fired("removed") > n })
+	info, _ = e.insp.Schedule(ctx, "removed")
+	if !info.Retired.IsZero() || info.LastFired.Before(lastFired) {
+		t.Errorf("after the rollback: retired %v, last fired %v (was %v)", info.Retired, info.LastFired, lastFired)
+	}
+}
+
+func TestAnOperatorRetiresAndDeletesAnUndeclaredSchedule(t *testing.T) {
+	e := newSchedEnv(t)
+	ctx := context.Background()
+	a := e.start(e.scheduler("a", SchedulerConfig{}, func(s *Scheduler) {
+		_ = RegisterInterval(s, time.Hour, tick{}, WithScheduleID("old"))
+	}))
+	if err := a.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.insp.RetireSchedule(ctx, "old", "ops"); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := e.insp.Schedule(ctx, "old"); info == nil || info.Retired.IsZero() || info.RetiredBy != "ops" {
+		t.Fatalf("after RetireSchedule: %+v", info)
+	}
+	if err := e.insp.DeleteSchedule(ctx, "old"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.insp.Schedule(ctx, "old"); !errors.Is(err, ErrScheduleNotFound) {
+		t.Fatalf("after DeleteSchedule: %v", err)
+	}
+	if err := e.insp.RetireSchedule(ctx, "old", "ops"); !errors.Is(err, ErrScheduleNotFound) {
+		t.Fatalf("retiring an unknown schedule: %v", err)
+	}
+}

@@ -53,6 +53,9 @@ func classify(err error) *httpError {
 		return &httpError{Status: http.StatusNotFound, Title: "No such schedule", Detail: cleanMessage(err), Err: err}
 	case errors.Is(err, chronos.ErrTaskNotFound):
 		return &httpError{Status: http.StatusNotFound, Title: "No such task", Detail: cleanMessage(err), Err: err}
+	case errors.Is(err, chronos.ErrScheduleDeclared):
+		return &httpError{Status: http.StatusConflict, Title: "Still declared", Detail: cleanMessage(err) +
+			". Pause it instead, or remove it from the code: the leader retires it by itself once no live instance declares it.", Err: err}
 	case errors.Is(err, chronos.ErrBackfillTooLarge), errors.Is(err, chronos.ErrIsolatedSchedule):
 		return &httpError{Status: http.StatusUnprocessableEntity, Title: "Not done", Detail: cleanMessage(err), Err: err}
 	case isOutage(err):

@@ -52,23 +52,22 @@ func (s fakeSince) LeaderSince(ctx context.Context, epoch int64) (time.Time, err
 	return time.Time(s), nil
 }
 
-func TestHealthRetireAndLeaderSinceAreNotAvailableWithoutABackend(t *testing.T) {
+func TestHealthAndLeaderSinceAreNotAvailableWithoutABackend(t *testing.T) {
 	f := start(t, fixtureOptions{})
 	f.waitLeader()
 	b := f.browser()
 	contains(t, "overview", b.ok("/"), `id="health-na"`, "Not available", "since: not recorded")
 	body := b.ok("/schedules")
-	contains(t, "schedules", body, "Health is not available", "Retire: not available")
+	contains(t, "schedules", body, "Health is not available")
 	if strings.Contains(body, `name="health"`) {
 		t.Error("the health filter is offered without health")
 	}
-	r := b.get("/schedules/tick/retire")
-	if r.status != http.StatusNotImplemented || !strings.Contains(r.body, "cannot retire schedules yet") {
-		t.Fatalf("retire page: %d\n%s", r.status, r.body)
-	}
-	r = b.submit("/queues", "/schedules/tick/retire", url.Values{"confirm": {"yes"}})
-	if r.status != http.StatusNotImplemented {
-		t.Fatalf("retire POST: %d", r.status)
+	// Retire comes from the Inspector, which refuses a schedule a live
+	// instance still declares, and says so.
+	contains(t, "retire confirmation", b.ok("/schedules/tick/retire"), "Retire schedule tick?")
+	r := b.submit("/schedules/tick/retire", "/schedules/tick/retire", url.Values{"confirm": {"yes"}})
+	if r.status != http.StatusConflict || !strings.Contains(r.body, "still declared by a live instance") {
+		t.Fatalf("retire of a declared schedule: %d\n%s", r.status, r.body)
 	}
 }
 

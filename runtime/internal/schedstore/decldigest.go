@@ -14,8 +14,7 @@ import (
 const fieldDeclDigest = "decl_digest"
 
 // emptyDeclDigest is the digest of no declarations. Heartbeat writes it for
-// an instance whose declarations are gone (they expired while it stalled),
-// so its digest always says what it declares.
+// an instance that declares nothing, so its digest says what it declares.
 var emptyDeclDigest = declDigest(nil)
 
 // declDigest returns a digest of a declaration set, schedule ID → encoded

@@ -35,6 +35,12 @@ const (
 	FieldLastOutcome    = "last_outcome"
 	FieldStateSaved     = "state_saved" // when the trigger state was last written
 
+	// Retirement: set while no live instance declares the schedule (or an
+	// operator retired it); the leader does not fire it, and its state is
+	// kept until RetireGrace deletes it (a tombstone).
+	FieldRetired   = "retired"    // when it was retired (ms)
+	FieldRetiredBy = "retired_by" // "" when the sweep retired it; the operator otherwise
+
 	// Pause of the whole schedule.
 	FieldPaused     = "paused"
 	FieldPauseNote  = "pause_note"

@@ -121,7 +121,7 @@ const (
 	FireFired     = "fired"     // the jobs' outcomes are in FireResult.Jobs
 	FireDuplicate = "duplicate" // the trigger's dedup key is held: enqueued before
 	FireStale     = "stale"     // a later firing is recorded: the state was computed from old data
-	FireGone      = "gone"      // the schedule no longer exists
+	FireGone      = "gone"      // the schedule no longer exists, or is retired
 )
 
 // FireResult is what the fire script did with one Firing.
@@ -169,7 +169,8 @@ var ErrUnderReplicated = errors.New("schedstore: firings not acknowledged by eno
 //	mode, ARGV[15] job count, then per job fireJobArgs arguments: its name
 //	and rdb.EnqueueArgs (dedup TTL 0: the trigger's claim is made once)
 //
-// Steps: the schedule must still exist (else "gone"); the dedup key is
+// Steps: the schedule must still exist and not be retired (else "gone");
+// the dedup key is
 // claimed with SET NX PX (taken: "duplicate"); the new state must move
 // last_fired forward (else "stale": a later firing is recorded); each job
 // is enqueued unless its overlap marker says skip or buffer (after dropping
@@ -179,13 +180,13 @@ var ErrUnderReplicated = errors.New("schedstore: firings not acknowledged by eno
 var fireBody = rdb.EnqueueFunc + rdb.OverlapFunc + stateLua + historyLua + `
 local now = tonumber(ARGV[2])
 local prev = tonumber(ARGV[5])
-if prev > 0 and redis.call('EXISTS', KEYS[2]) == 0 then return {'gone'} end
+local sched = redis.call('HMGET', KEYS[2], '` + FieldID + `', '` + FieldRetired + `', '` + FieldLastFired + `')
+if prev > 0 and (not sched[1] or sched[2]) then return {'gone'} end
 if not redis.call('SET', KEYS[3], ARGV[4], 'NX', 'PX', ARGV[3]) then
   return {'duplicate', redis.call('GET', KEYS[3]) or ''}
 end
-if prev > 0 and prev <= chronos_last_fired(KEYS[2]) then
-  return {'stale', tostring(chronos_last_fired(KEYS[2]))}
-end
+local stored = tonumber(sched[3] or '0')
+if prev > 0 and prev <= stored then return {'stale', tostring(stored)} end
 local mode = ARGV[14]
 local out = {'fired'}
 local hist = {}

@@ -19,6 +19,10 @@ type Instance struct {
 	Started  time.Time
 	LastSeen time.Time // set by Heartbeat
 	Leader   bool
+	// Declares tells Heartbeat that the instance has schedules: when its
+	// declarations are missing it must declare them again. An instance
+	// that declares nothing publishes the digest of no declarations.
+	Declares bool
 }
 
 // Declarer returns the Declarer that Register should use for inst.
@@ -27,57 +31,89 @@ func (inst Instance) Declarer() Declarer {
 }
 
 // heartbeatScript marks an instance live until now + TTL, refreshes its
-// description and declarations, and ages out instances whose heartbeats
-// stopped (their hashes expire on their own). An instance without
-// declarations (none registered yet, or they expired while it stalled)
-// gets the digest of an empty set, so Sweep sees what it declares.
+// description and the expiry of its declarations, and ages out instances
+// whose heartbeats stopped (their hashes expire on their own). It reports
+// what it found missing, so that the instance declares itself again: its
+// instance hash (Redis lost its data, or the instance was not heard from
+// for 2 × TTL) and its declarations (they expired meanwhile). Until it
+// does, an instance without declarations publishes no digest, so a sweep
+// does not take its silence for a change of code.
 //
 //	KEYS[1] instances index, KEYS[2] instance hash, KEYS[3] its declarations
-//	ARGV[1] id, ARGV[2] now (ms), ARGV[3] TTL (ms), ARGV[4] empty digest,
-//	ARGV[5…] field/value pairs
+//	ARGV[1] id, ARGV[2] now (ms), ARGV[3] TTL (ms), ARGV[4] 1 if the instance
+//	declares schedules, ARGV[5] the digest of no declarations,
+//	ARGV[6…] field/value pairs
 //
-// Returns the number of stale instances removed from the index.
+// Returns {stale instances removed, 1 if the hash existed, 1 if the
+// declarations existed}.
 var heartbeatScript = redis.NewScript(`
 local now, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
+local had = redis.call('EXISTS', KEYS[2])
+local declared = redis.call('EXISTS', KEYS[3])
 redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
 local aged = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-redis.call('HSET', KEYS[2], 'last_seen', ARGV[2], unpack(ARGV, 5))
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  redis.call('HSET', KEYS[2], 'decl_digest', ARGV[4])
+redis.call('HSET', KEYS[2], 'last_seen', ARGV[2], unpack(ARGV, 6))
+if ARGV[4] == '0' then
+  redis.call('HSET', KEYS[2], '` + fieldDeclDigest + `', ARGV[5])
+  declared = 1
+elseif declared == 0 then
+  redis.call('HDEL', KEYS[2], '` + fieldDeclDigest + `')
 end
 redis.call('PEXPIRE', KEYS[2], 2 * ttl)
 redis.call('PEXPIRE', KEYS[3], 2 * ttl)
-return aged
+return {aged, had, declared}
 `)
 
-// Heartbeat records that inst is alive for another InstanceTTL and removes
-// instances whose heartbeat expired. It returns how many it removed.
-func (s *Store) Heartbeat(ctx context.Context, inst Instance) (int, error) {
+// HeartbeatResult says what a heartbeat found.
+type HeartbeatResult struct {
+	// Aged is the number of stale instances removed from the index.
+	Aged int
+	// Lost reports that the instance's record was gone: Redis lost its
+	// data (restarted without persistence, flushed, failed over to an
+	// empty replica), or the instance was not heard from for twice
+	// InstanceTTL. Undeclared is then set too.
+	Lost bool
+	// Undeclared reports that the instance's declarations were gone: it
+	// must Register them again, or every schedule only it declares is
+	// retired.
+	Undeclared bool
+}
+
+// Heartbeat records that inst is alive for another InstanceTTL, renews
+// the expiry of its declarations and removes instances whose heartbeat
+// expired. An instance that was never registered (or has no schedules)
+// is Undeclared.
+func (s *Store) Heartbeat(ctx context.Context, inst Instance) (HeartbeatResult, error) {
 	if inst.ID == "" {
-		return 0, fmt.Errorf("schedstore: heartbeat: empty instance ID")
+		return HeartbeatResult{}, fmt.Errorf("schedstore: heartbeat: empty instance ID")
 	}
 	leader := "0"
 	if inst.Leader {
 		leader = "1"
 	}
-	n, err := heartbeatScript.Run(ctx, s.client,
+	res, err := heartbeatScript.Run(ctx, s.client,
 		[]string{s.keys.instances(), s.keys.instance(inst.ID), s.keys.decl(inst.ID)},
-		inst.ID, s.cfg.Now().UnixMilli(), s.cfg.InstanceTTL.Milliseconds(), emptyDeclDigest,
+		inst.ID, s.cfg.Now().UnixMilli(), s.cfg.InstanceTTL.Milliseconds(), boolArg(inst.Declares), emptyDeclDigest,
 		"id", inst.ID, "host", inst.Host, "pid", inst.PID, "version", inst.Version,
 		"started", ms(inst.Started), "leader", leader,
-	).Int()
+	).Int64Slice()
 	if err != nil {
-		return 0, fmt.Errorf("schedstore: heartbeat %s: %w", inst.ID, err)
+		return HeartbeatResult{}, fmt.Errorf("schedstore: heartbeat %s: %w", inst.ID, err)
 	}
-	return n, nil
+	if len(res) != 3 {
+		return HeartbeatResult{}, fmt.Errorf("schedstore: heartbeat %s: unexpected reply %v", inst.ID, res)
+	}
+	return HeartbeatResult{Aged: int(res[0]), Lost: res[1] == 0, Undeclared: res[2] == 0}, nil
 }
 
 // Deregister removes instance id and its declarations at once, for a clean
-// shutdown. Schedules only it declared start their retirement grace period.
+// shutdown, and notes a registry change so that the leader sweeps at once:
+// schedules only it declared are retired.
 func (s *Store) Deregister(ctx context.Context, id string) error {
 	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, s.keys.instances(), id)
 		p.Del(ctx, s.keys.instance(id), s.keys.decl(id))
+		p.Incr(ctx, s.keys.version())
 		return nil
 	})
 	if err != nil {
@@ -139,4 +175,11 @@ func (s *Store) liveSet(ctx context.Context, now time.Time) (map[string]bool, er
 		m[id] = true
 	}
 	return m, nil
+}
+
+func boolArg(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }

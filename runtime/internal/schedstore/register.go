@@ -51,6 +51,9 @@ type RegisterResult struct {
 	// Conflicts lists the IDs whose definition in force differs from the
 	// one registered, because a live instance outranks the registrant.
 	Conflicts []string
+	// Revived lists the IDs that were retired (no live instance declared
+	// them) and are in force again, continuing from their state.
+	Revived []string
 }
 
 // claimScript writes a definition and its declarer if the schedule's
@@ -62,7 +65,8 @@ type RegisterResult struct {
 //	ARGV[3] expected declared_start, ARGV[4] now (ms), ARGV[5] def hash,
 //	ARGV[6…] field/value pairs to set
 //
-// Returns 1 when written, 0 when the declarer changed meanwhile.
+// Returns 1 when written, 2 when written and the schedule was retired (it
+// is in force again), 0 when the declarer changed meanwhile.
 var claimScript = redis.NewScript(`
 local cur = redis.call('HMGET', KEYS[1], 'declared_by', 'declared_start', 'def_hash')
 if ARGV[2] == '' then
@@ -75,8 +79,10 @@ if cur[3] ~= ARGV[5] then
   redis.call('HSET', KEYS[1], 'def_changed', ARGV[4])
 end
 redis.call('HDEL', KEYS[1], 'zone', 'policy', 'isolated', 'group', 'overlap', 'source')
+local revived = redis.call('HDEL', KEYS[1], 'retired', 'retired_by')
 redis.call('HSET', KEYS[1], unpack(ARGV, 6))
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+if revived > 0 then return 2 end
 return 1
 `)
 
@@ -86,6 +92,7 @@ type current struct {
 	declarer Declarer
 	start    string // declared_start exactly as stored, for the CAS
 	hash     string
+	retired  bool
 }
 
 // Register records that instance d declares defs (replacing its previous
@@ -163,7 +170,7 @@ func (s *Store) Register(ctx context.Context, d Declarer, defs []Definition) (Re
 				o := Claimed
 				if c.hash != hash {
 					o = Changed
-				} else if c.declarer.same(d) {
+				} else if c.declarer.same(d) && !c.retired {
 					res.Outcomes[id] = Current // nothing to write
 					continue
 				}
@@ -175,15 +182,19 @@ func (s *Store) Register(ctx context.Context, d Declarer, defs []Definition) (Re
 				}
 			}
 		}
-		failed, err := s.claim(ctx, now, claims)
+		results, err := s.claim(ctx, now, claims)
 		if err != nil {
 			return res, fmt.Errorf("schedstore: register %s: %w", d.InstanceID, err)
 		}
 		pending = pending[:0]
 		for i, cl := range claims {
-			if failed[i] {
+			switch results[i] {
+			case claimLost:
 				pending = append(pending, cl.def.ID)
-			} else {
+			case claimRevived:
+				res.Revived = append(res.Revived, cl.def.ID)
+				fallthrough
+			default:
 				res.Outcomes[cl.def.ID] = cl.outcome
 			}
 		}
@@ -199,9 +210,17 @@ type claim struct {
 	outcome Outcome
 }
 
-// claim runs the claims in one pipeline and reports which lost their
-// compare-and-set.
-func (s *Store) claim(ctx context.Context, now time.Time, claims []claim) ([]bool, error) {
+// What one claim did.
+type claimResult int
+
+const (
+	claimLost    claimResult = iota // the declarer changed meanwhile: nothing written
+	claimWritten                    // the definition is in force
+	claimRevived                    // in force again: it was retired
+)
+
+// claim runs the claims in one pipeline and reports what each did.
+func (s *Store) claim(ctx context.Context, now time.Time, claims []claim) ([]claimResult, error) {
 	if len(claims) == 0 {
 		return nil, nil
 	}
@@ -217,15 +236,15 @@ func (s *Store) claim(ctx context.Context, now time.Time, claims []claim) ([]boo
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
-	failed := make([]bool, len(claims))
+	out := make([]claimResult, len(claims))
 	for i, c := range cmds {
 		n, err := c.Int()
 		if err != nil {
 			return nil, fmt.Errorf("claim %q: %w", claims[i].def.ID, err)
 		}
-		failed[i] = n != 1
+		out[i] = claimResult(n)
 	}
-	return failed, nil
+	return out, nil
 }
 
 func claimArgs(now time.Time, cl claim) ([]any, error) {
@@ -259,7 +278,7 @@ func (s *Store) readCurrent(ctx context.Context, ids []string) (map[string]curre
 	cmds := make([]*redis.SliceCmd, len(ids))
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = p.HMGet(ctx, s.keys.sched(id), FieldDeclaredBy, FieldDeclaredVersion, FieldDeclaredStart, FieldDefHash, FieldID)
+			cmds[i] = p.HMGet(ctx, s.keys.sched(id), FieldDeclaredBy, FieldDeclaredVersion, FieldDeclaredStart, FieldDefHash, FieldID, FieldRetired)
 		}
 		return nil
 	})
@@ -270,7 +289,7 @@ func (s *Store) readCurrent(ctx context.Context, ids []string) (map[string]curre
 	for i, c := range cmds {
 		v := c.Val()
 		str := func(j int) string { s, _ := v[j].(string); return s }
-		if len(v) != 5 || v[4] == nil {
+		if len(v) != 6 || v[4] == nil {
 			out[ids[i]] = current{}
 			continue
 		}
@@ -279,6 +298,7 @@ func (s *Store) readCurrent(ctx context.Context, ids []string) (map[string]curre
 			declarer: Declarer{InstanceID: str(0), Version: str(1), Started: msTime(str(2))},
 			start:    str(2),
 			hash:     str(3),
+			retired:  v[5] != nil,
 		}
 	}
 	return out, nil

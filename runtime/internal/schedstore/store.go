@@ -52,6 +52,12 @@ type Config struct {
 	FullSweepInterval time.Duration
 	// Now returns the current time. Default time.Now. Tests set it.
 	Now func() time.Time
+	// Self is the instance ID of the Store's owner. A sweep retires and
+	// deletes schedules only while Self is live: an owner whose own
+	// heartbeats are not getting through (Redis out of memory, a long
+	// outage) cannot tell a gone instance from one whose heartbeat was
+	// refused too. Empty: no such check.
+	Self string
 }
 
 // Store reads and writes the registry of one namespace.
@@ -61,8 +67,9 @@ type Store struct {
 	keys   keys
 	queue  rdb.Keys // the queue's keys, which the fire script writes
 
-	sweepMu sync.Mutex // serializes sweeps, guards memo
-	memo    sweepMemo  // this Store's last full sweep
+	sweepMu     sync.Mutex           // serializes sweeps, guards memo and orphanSince
+	memo        sweepMemo            // this Store's last full sweep
+	orphanSince map[string]time.Time // when a full pass first saw a schedule no live instance declares
 }
 
 // New returns a Store on client.
@@ -82,7 +89,8 @@ func New(client redis.UniversalClient, cfg Config) *Store {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Store{client: client, cfg: cfg, keys: keysFor(cfg.Namespace), queue: rdb.NewKeys(cfg.Namespace)}
+	return &Store{client: client, cfg: cfg, keys: keysFor(cfg.Namespace), queue: rdb.NewKeys(cfg.Namespace),
+		orphanSince: map[string]time.Time{}}
 }
 
 // Namespace returns the store's namespace.
@@ -101,6 +109,11 @@ type Schedule struct {
 	Created    time.Time
 	DefChanged time.Time
 	State      State
+	// Retired is when the schedule stopped firing because no live instance
+	// declared it (or RetiredBy, an operator, retired it); zero while it
+	// is in force. Its state is kept until RetireGrace deletes it.
+	Retired   time.Time
+	RetiredBy string
 }
 
 // TriggerState is the durable state the misfire engine evaluates. It
@@ -241,6 +254,7 @@ func decodeSchedule(m map[string]string) (Schedule, error) {
 	sc.DefHash = m[FieldDefHash]
 	sc.DeclaredBy = Declarer{InstanceID: m[FieldDeclaredBy], Version: m[FieldDeclaredVersion], Started: msTime(m[FieldDeclaredStart])}
 	sc.Created, sc.DefChanged = msTime(m[FieldCreated]), msTime(m[FieldDefChanged])
+	sc.Retired, sc.RetiredBy = msTime(m[FieldRetired]), m[FieldRetiredBy]
 	st := &sc.State
 	st.Next, st.Prev, st.Start = msTime(m[FieldNextFire]), msTime(m[FieldLastFired]), msTime(m[FieldTriggerStart])
 	st.TimesTriggered, _ = strconv.ParseInt(m[FieldTimesTriggered], 10, 64)

@@ -55,7 +55,7 @@ func (w *world) store() *Store {
 func (w *world) instance(id, version string, defs ...Definition) (*Store, Instance) {
 	w.t.Helper()
 	st := w.store()
-	inst := Instance{ID: id, Host: "host-" + id, PID: 100, Version: version, Started: w.clk.Now()}
+	inst := Instance{ID: id, Host: "host-" + id, PID: 100, Version: version, Started: w.clk.Now(), Declares: len(defs) > 0}
 	if _, err := st.Heartbeat(ctx, inst); err != nil {
 		w.t.Fatal(err)
 	}
@@ -232,15 +232,23 @@ func TestScheduleAddedByANewerInstanceIsVisibleToAnOlderLeader(t *testing.T) {
 	older.Heartbeat(ctx, olderInst)
 	w.store().Heartbeat(ctx, Instance{ID: "new", Version: "v2", Started: t0})
 	res, err := older.Sweep(ctx)
-	if err != nil || len(res.Retired) != 0 {
+	if err != nil || len(res.Retired)+len(res.Deleted) != 0 {
 		t.Fatalf("sweep by the older leader = %+v, %v; want nothing retired", res, err)
 	}
 }
 
-func TestUndeclaredSchedulesAreRetiredAfterTheGracePeriod(t *testing.T) {
+// A schedule that no live instance declares any more is retired once a
+// second sweep, a heartbeat later, still finds it undeclared: the leader
+// stops firing it and its state is kept, as a tombstone, until RetireGrace
+// after its last declaration, when it is deleted. A rollback that declares
+// it again revives it with its state.
+func TestAnUndeclaredScheduleIsRetiredThenDeletedAfterTheGracePeriod(t *testing.T) {
 	w := newWorld(t)
 	st, inst := w.instance("stays", "v1", def("kept", "a"))
 	w.instance("leaves", "v1", def("kept", "a"), def("dropped", "b"))
+	if err := st.SaveState(ctx, holdLease(t, w), "dropped", TriggerState{Prev: t0, Next: t0.Add(time.Minute)}, "fired"); err != nil {
+		t.Fatal(err)
+	}
 	if err := st.Deregister(ctx, "leaves"); err != nil {
 		t.Fatal(err)
 	}
@@ -253,18 +261,64 @@ func TestUndeclaredSchedulesAreRetiredAfterTheGracePeriod(t *testing.T) {
 		}
 		return res
 	}
-	w.clk.Advance(59 * time.Minute)
+	if res := sweep(); len(res.Retired)+len(res.Deleted) != 0 {
+		t.Fatalf("retired at the first look: %+v", res)
+	}
+	w.clk.Advance(5 * time.Second) // a heartbeat (InstanceTTL/3)
+	if res := sweep(); !slices.Equal(res.Retired, []string{"dropped"}) || len(res.Deleted) != 0 {
+		t.Fatalf("second look = %+v, want dropped retired", res)
+	}
+	sc := mustGet(t, st, "dropped")
+	if !sc.Retired.Equal(w.clk.Now()) || sc.RetiredBy != "" || !sc.State.Prev.Equal(t0) {
+		t.Fatalf("tombstone = retired %v by %q, prev %v; want retired now with its state", sc.Retired, sc.RetiredBy, sc.State.Prev)
+	}
 	if res := sweep(); len(res.Retired) != 0 {
-		t.Fatalf("retired within the grace period: %v", res.Retired)
+		t.Fatalf("retired again: %v", res.Retired)
+	}
+	w.clk.Advance(59 * time.Minute)
+	if res := sweep(); len(res.Deleted) != 0 {
+		t.Fatalf("deleted within the grace period: %v", res.Deleted)
 	}
 	w.clk.Advance(2 * time.Minute)
-	if res := sweep(); !slices.Equal(res.Retired, []string{"dropped"}) {
-		t.Fatalf("retired %v, want [dropped]", res.Retired)
+	if res := sweep(); !slices.Equal(res.Deleted, []string{"dropped"}) {
+		t.Fatalf("deleted %v, want [dropped]", res.Deleted)
 	}
 	if _, err := st.Get(ctx, "dropped"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("Get(dropped) after retirement: %v", err)
+		t.Fatalf("Get(dropped) after deletion: %v", err)
 	}
 	mustGet(t, st, "kept")
+}
+
+func TestARetiredScheduleDeclaredAgainIsRevivedWithItsState(t *testing.T) {
+	w := newWorld(t)
+	st, inst := w.instance("stays", "v1", def("kept", "a"))
+	w.instance("v2", "v2", def("kept", "a"), def("rolled-back", "b"))
+	if err := st.SaveState(ctx, holdLease(t, w), "rolled-back", TriggerState{Prev: t0, Next: t0.Add(time.Minute)}, "fired"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Deregister(ctx, "v2"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		st.Heartbeat(ctx, inst)
+		mustSweep(t, st)
+		w.clk.Advance(5 * time.Second)
+	}
+	if sc := mustGet(t, st, "rolled-back"); sc.Retired.IsZero() {
+		t.Fatal("not retired")
+	}
+	// The v2 instance comes back (a rollback of the rollback): its
+	// registration revives the schedule with its state.
+	back, _ := w.instance("v2-again", "v2", def("kept", "a"), def("rolled-back", "b"))
+	res, err := back.Register(ctx, Declarer{InstanceID: "v2-again", Version: "v2", Started: t0}, []Definition{def("kept", "a"), def("rolled-back", "b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res
+	sc := mustGet(t, st, "rolled-back")
+	if !sc.Retired.IsZero() || !sc.State.Prev.Equal(t0) {
+		t.Fatalf("after a new declaration: retired %v, prev %v; want in force with its state", sc.Retired, sc.State.Prev)
+	}
 }
 
 func TestHeartbeatsTrackLiveInstancesAndAgeOutStaleOnes(t *testing.T) {
@@ -278,9 +332,9 @@ func TestHeartbeatsTrackLiveInstancesAndAgeOutStaleOnes(t *testing.T) {
 		t.Fatalf("Instances = %+v, %v", got, err)
 	}
 	w.clk.Advance(16 * time.Second) // b stops; a heartbeats
-	n, err := st.Heartbeat(ctx, a)
-	if err != nil || n != 1 {
-		t.Fatalf("heartbeat aged out %d, %v; want 1 (b)", n, err)
+	res, err := st.Heartbeat(ctx, a)
+	if err != nil || res.Aged != 1 {
+		t.Fatalf("heartbeat aged out %d, %v; want 1 (b)", res.Aged, err)
 	}
 	got, _ = st.Instances(ctx)
 	if len(got) != 1 || got[0].ID != "a" || !got[0].LastSeen.Equal(w.clk.Now()) {
@@ -439,4 +493,15 @@ func TestVersionsCompareInNaturalOrder(t *testing.T) {
 			t.Errorf("compareVersions(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
 		}
 	}
+}
+
+// holdLease makes the test the namespace's leader by setting the lease
+// itself, for writes that go through the fence.
+func holdLease(t *testing.T, w *world) leader.Term {
+	t.Helper()
+	term := leader.Term{Token: "1:test:lease", Epoch: 1}
+	if err := w.rdb.Set(ctx, leader.KeysFor("").Lock, term.Token, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return term
 }

@@ -18,9 +18,16 @@ type SweepResult struct {
 	// declarer (the previous one died or stopped declaring it), and
 	// schedules created from a live declaration they were missing.
 	Handed []string
-	// Retired lists schedules deleted because no live instance declared
-	// them for RetireGrace.
+	// Retired lists schedules retired by this sweep: no live instance has
+	// declared them for about a heartbeat (two sweeps saw none), so the
+	// leader stops firing them; their state is kept (a tombstone).
 	Retired []string
+	// Revived lists retired schedules that a live instance declares again
+	// (a rollback): they fire again, from their state.
+	Revived []string
+	// Deleted lists schedules deleted, state and history, because no live
+	// instance declared them for RetireGrace.
+	Deleted []string
 }
 
 // Sweep applies the rolling-deploy rule to the whole registry; the leader
@@ -32,8 +39,11 @@ type SweepResult struct {
 //     current declarer is gone or no longer declares it (so a rollback
 //     takes effect when the newer instances stop), and creates it from a
 //     live declaration if it is missing;
-//   - retires it (deletes definition and state) when no live instance has
-//     declared it for RetireGrace.
+//   - retires it (a tombstone: the leader stops firing it, its state is
+//     kept) once no live instance has declared it for about a heartbeat,
+//     and revives it if one declares it again;
+//   - deletes it, state and history, when no live instance has declared
+//     it for RetireGrace.
 //
 // Reading the whole registry costs a command per schedule, so Sweep does it
 // only when something it depends on may have changed since this Store's
@@ -74,6 +84,11 @@ func (s *Store) sweep(ctx context.Context, full bool) (SweepResult, error) {
 		}
 		// Another full sweep (another leader's) wrote the record since
 		// ours: what ours saw no longer tells what the registry holds.
+	}
+	if full {
+		// A new term: what this Store saw in an earlier one may be hours
+		// old, so a schedule it found undeclared then gets a second look.
+		clear(s.orphanSince)
 	}
 	// Until this pass completes, the next sweep must be full again.
 	s.memo = sweepMemo{}

@@ -145,7 +145,7 @@ func TestASteadyStateSweepReadsOnlyTheLiveInstances(t *testing.T) {
 	rec.take()
 	before := commandCalls(t, w.rdb)
 	res := mustSweep(t, l)
-	if res.Full || res.Live != 3 || len(res.Handed)+len(res.Retired) != 0 {
+	if res.Full || res.Live != 3 || len(res.Handed)+len(res.Retired)+len(res.Deleted) != 0 {
 		t.Fatalf("sweep with nothing changed = %+v, want a steady one over 3 live instances", res)
 	}
 	for _, c := range rec.take() {
@@ -272,15 +272,27 @@ func TestSweepSeesWhatChangedSinceItsLastFullPass(t *testing.T) {
 	})
 
 	t.Run("an instance whose declarations expired while it stalled", func(t *testing.T) {
-		// It declares nothing now, and its next heartbeat says so.
+		// Its next heartbeat says they are gone, publishes no digest until
+		// the instance declares them again, and nothing is retired meanwhile.
 		w := newWorld(t)
 		a, aInst := w.instance("a", "v1", def("s", "x"))
 		l := w.leader(nil, nil)
 		steady(t, l)
 		w.rdb.Del(ctx, l.keys.instance("a"), l.keys.decl("a")) // both expire 2 TTLs after a heartbeat
+		hb, err := a.Heartbeat(ctx, aInst)
+		if err != nil || !hb.Lost || !hb.Undeclared {
+			t.Fatalf("heartbeat = %+v, %v; want the record and the declarations reported gone", hb, err)
+		}
+		if res := mustSweep(t, l); !res.Full || len(res.Retired) != 0 {
+			t.Fatalf("sweep = %+v, want a full one retiring nothing", res)
+		}
+		if _, err := a.Register(ctx, aInst.Declarer(), []Definition{def("s", "x")}); err != nil {
+			t.Fatal(err)
+		}
+		w.clk.Advance(5 * time.Second) // a heartbeat later: the second look
 		a.Heartbeat(ctx, aInst)
-		if res := mustSweep(t, l); !res.Full {
-			t.Fatalf("sweep = %+v, want a full one", res)
+		if res := mustSweep(t, l); !res.Full || len(res.Retired) != 0 {
+			t.Fatalf("sweep after the declarations = %+v, want a full one retiring nothing", res)
 		}
 		if res := mustSweep(t, l); res.Full {
 			t.Fatalf("sweep after = %+v, want a steady one", res)
@@ -331,18 +343,18 @@ func TestRetirementCountsFromTheLastSweepThatSawTheScheduleDeclared(t *testing.T
 	second := w.leader(nil, noPeriodicFullSweep)
 	w.clk.Advance(15 * time.Second)
 	keep.Heartbeat(ctx, keepInst)
-	if res, err := second.FullSweep(ctx); err != nil || len(res.Retired) != 0 {
+	if res, err := second.FullSweep(ctx); err != nil || len(res.Deleted) != 0 {
 		t.Fatalf("new leader's first sweep = %+v, %v", res, err)
 	}
 	w.clk.Set(lastSeen.Add(time.Hour - time.Second)) // well over an hour after t0
 	keep.Heartbeat(ctx, keepInst)
-	if res := mustSweep(t, second); len(res.Retired) != 0 {
-		t.Fatalf("retired %v within an hour of the last sweep that saw it declared", res.Retired)
+	if res := mustSweep(t, second); len(res.Deleted) != 0 {
+		t.Fatalf("deleted %v within an hour of the last sweep that saw it declared", res.Deleted)
 	}
 	w.clk.Advance(2 * time.Second)
 	keep.Heartbeat(ctx, keepInst)
-	if res := mustSweep(t, second); !slices.Equal(res.Retired, []string{"dropped"}) {
-		t.Fatalf("retired %v, want [dropped]", res.Retired)
+	if res := mustSweep(t, second); !slices.Equal(res.Deleted, []string{"dropped"}) {
+		t.Fatalf("deleted %v, want [dropped]", res.Deleted)
 	}
 	mustGet(t, keep, "kept")
 }

@@ -11,18 +11,34 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// retireScript deletes a schedule unless it was declared after the cutoff.
+// deleteScript deletes a schedule, its history included, unless it was
+// declared after the cutoff.
 //
-//	KEYS[1] schedule hash, KEYS[2] schedules index
+//	KEYS[1] schedule hash, KEYS[2] schedules index, KEYS[3] history
 //	ARGV[1] id, ARGV[2] cutoff (ms)
 //
 // Returns 1 when deleted.
+var deleteScript = redis.NewScript(`
+local sc = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if sc and tonumber(sc) >= tonumber(ARGV[2]) then return 0 end
+redis.call('DEL', KEYS[1], KEYS[3])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
+`)
+
+// retireScript retires a schedule (a tombstone: the leader stops firing
+// it, its state is kept) unless it was declared at or after the sweep
+// read the registry, or is retired already.
+//
+//	KEYS[1] schedule hash, KEYS[2] schedules index
+//	ARGV[1] id, ARGV[2] when the sweep read (ms), ARGV[3] now (ms)
+//
+// Returns 1 when retired now.
 var retireScript = redis.NewScript(`
 local sc = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if sc and tonumber(sc) >= tonumber(ARGV[2]) then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
-return 1
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+return redis.call('HSETNX', KEYS[1], '` + FieldRetired + `', ARGV[3])
 `)
 
 // fullPass reads the declarations of the live instances and the whole
@@ -37,35 +53,85 @@ func (s *Store) fullPass(ctx context.Context, now time.Time, live []liveInstance
 		return res, memo, err
 	}
 	declarers, lastDeclared := d.byID, d.lastDeclared
+	// A schedule no live instance declares is retired once a second look,
+	// a heartbeat later, still finds none (an instance whose declarations
+	// expired during an outage declares them again at its next
+	// heartbeat), and deleted with its state once RetireGrace has passed
+	// since the last declaration.
 	cutoff := now.Add(-s.cfg.RetireGrace).UnixMilli()
-	var orphans []string
-	var oldest int64
+	var gone, orphans []string
+	var due time.Time
+	if !s.selfLive(live) {
+		// This leader's own heartbeat did not get through: every instance
+		// may look gone. Decide about declarations once it does.
+		clear(s.orphanSince)
+		lastDeclared = nil
+	}
+	for id := range s.orphanSince {
+		if len(declarers[id]) > 0 {
+			delete(s.orphanSince, id)
+		}
+	}
 	for id, score := range lastDeclared {
 		if len(declarers[id]) > 0 {
 			continue
 		}
 		if score < cutoff {
+			gone = append(gone, id)
+			delete(s.orphanSince, id)
+			continue
+		}
+		since, seen := s.orphanSince[id]
+		switch {
+		case !seen:
+			s.orphanSince[id] = now
+			since = now
+		case now.Sub(since) >= s.orphanConfirm():
 			orphans = append(orphans, id)
-		} else if oldest == 0 || score < oldest {
-			oldest = score
+		}
+		due = earliest(due, since.Add(s.orphanConfirm()))
+		due = earliest(due, time.UnixMilli(score+s.cfg.RetireGrace.Milliseconds()+1))
+	}
+	memo.retireDue = due
+	handed, revived, undone, err := s.handOver(ctx, now, d)
+	if err != nil {
+		return res, memo, err
+	}
+	res.Handed, res.Revived = handed, revived
+	if res.Retired, err = s.retireOrphans(ctx, orphans, now); err != nil {
+		return res, memo, err
+	}
+	deleted, notDeleted, err := s.deleteGone(ctx, gone, cutoff)
+	if err != nil {
+		return res, memo, err
+	}
+	res.Deleted = deleted
+	memo.undone = undone || notDeleted
+	return res, memo, nil
+}
+
+// selfLive reports whether the Store's owner is among live, or has no ID.
+func (s *Store) selfLive(live []liveInstance) bool {
+	if s.cfg.Self == "" {
+		return true
+	}
+	for _, in := range live {
+		if in.id == s.cfg.Self {
+			return true
 		}
 	}
-	if oldest != 0 {
-		// Retired by the first sweep whose cutoff passes it.
-		memo.retireDue = time.UnixMilli(oldest + s.cfg.RetireGrace.Milliseconds() + 1)
+	return false
+}
+
+// orphanConfirm is how long a schedule must stay undeclared by any live
+// instance before it is retired: about a heartbeat.
+func (s *Store) orphanConfirm() time.Duration { return s.cfg.InstanceTTL / 3 }
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || b.Before(a) {
+		return b
 	}
-	handed, undone, err := s.handOver(ctx, now, d)
-	if err != nil {
-		return res, memo, err
-	}
-	res.Handed = handed
-	retired, notRetired, err := s.retire(ctx, orphans, cutoff)
-	if err != nil {
-		return res, memo, err
-	}
-	res.Retired = retired
-	memo.undone = undone || notRetired
-	return res, memo, nil
+	return a
 }
 
 // declarations is what a full pass read of the registry's declarations.
@@ -119,10 +185,12 @@ func (s *Store) readDeclarations(ctx context.Context, now time.Time, live []live
 
 // handOver writes the pass's "declared" marks and its record, and gives
 // each declared schedule whose declarer is not its highest-ranked live
-// declarer (or that is missing) to that declarer, with its declaration. It
-// reports whether it left work for a later sweep: a declaration that
-// vanished or a claim that lost its race.
-func (s *Store) handOver(ctx context.Context, now time.Time, d declarations) ([]string, bool, error) {
+// declarer (or that is missing, or retired) to that declarer, with its
+// declaration. It returns the schedules handed over and those of them that
+// were retired and are in force again, and reports whether it left work
+// for a later sweep: a declaration that vanished or a claim that lost its
+// race.
+func (s *Store) handOver(ctx context.Context, now time.Time, d declarations) (handed, revived []string, undone bool, err error) {
 	declarers := d.byID
 	declared := make([]string, 0, len(declarers))
 	for id := range declarers {
@@ -130,7 +198,7 @@ func (s *Store) handOver(ctx context.Context, now time.Time, d declarations) ([]
 	}
 	cur, err := s.readCurrent(ctx, declared)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	type handover struct {
 		id string
@@ -145,7 +213,7 @@ func (s *Store) handOver(ctx context.Context, now time.Time, d declarations) ([]
 				best = d
 			}
 		}
-		if c := cur[id]; !c.exists || c.declarer.InstanceID != best.InstanceID {
+		if c := cur[id]; !c.exists || c.retired || c.declarer.InstanceID != best.InstanceID {
 			hands = append(hands, handover{id, best, c})
 		}
 	}
@@ -165,9 +233,8 @@ func (s *Store) handOver(ctx context.Context, now time.Time, d declarations) ([]
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, false, fmt.Errorf("schedstore: sweep: %w", err)
+		return nil, nil, false, fmt.Errorf("schedstore: sweep: %w", err)
 	}
-	undone := false
 	var claims []claim
 	for i, h := range hands {
 		var def Definition
@@ -177,40 +244,64 @@ func (s *Store) handOver(ctx context.Context, now time.Time, d declarations) ([]
 		}
 		claims = append(claims, claim{def: def, by: h.by, cur: h.c})
 	}
-	failed, err := s.claim(ctx, now, claims)
+	results, err := s.claim(ctx, now, claims)
 	if err != nil {
-		return nil, undone, fmt.Errorf("schedstore: sweep: %w", err)
+		return nil, nil, undone, fmt.Errorf("schedstore: sweep: %w", err)
 	}
-	var handed []string
 	for i, cl := range claims {
-		if failed[i] {
+		switch results[i] {
+		case claimLost:
 			undone = true
-		} else {
+		case claimRevived:
+			revived = append(revived, cl.def.ID)
+			handed = append(handed, cl.def.ID)
+		default:
 			handed = append(handed, cl.def.ID)
 		}
 	}
-	return handed, undone, nil
+	return handed, revived, undone, nil
 }
 
-// retire deletes the orphans not declared since cutoff. It reports whether
-// one was refused (declared again meanwhile, or failed): look again.
-func (s *Store) retire(ctx context.Context, orphans []string, cutoff int64) ([]string, bool, error) {
+// retireOrphans retires the orphans (retireScript) and returns those
+// retired now.
+func (s *Store) retireOrphans(ctx context.Context, orphans []string, now time.Time) ([]string, error) {
 	calls := make([]scriptCall, len(orphans))
 	for i, id := range orphans {
-		calls[i] = scriptCall{keys: []string{s.keys.sched(id), s.keys.schedules()}, args: []any{id, strconv.FormatInt(cutoff, 10)}}
+		calls[i] = scriptCall{keys: []string{s.keys.sched(id), s.keys.schedules()}, args: []any{id, now.UnixMilli(), now.UnixMilli()}}
 	}
-	retCmds, err := s.evalPipelined(ctx, retireScript, calls, nil)
+	cmds, err := s.evalPipelined(ctx, retireScript, calls, nil)
 	if err != nil {
-		return nil, false, fmt.Errorf("schedstore: sweep: retire: %w", err)
+		return nil, fmt.Errorf("schedstore: sweep: retire: %w", err)
 	}
 	var retired []string
-	refused := false
-	for i, c := range retCmds {
+	for i, c := range cmds {
 		if n, _ := c.Int(); n == 1 {
 			retired = append(retired, orphans[i])
+		}
+	}
+	return sortedStrings(retired), nil
+}
+
+// deleteGone deletes the schedules not declared since cutoff, with their
+// state and history. It reports whether one was refused (declared again
+// meanwhile, or failed): look again.
+func (s *Store) deleteGone(ctx context.Context, gone []string, cutoff int64) ([]string, bool, error) {
+	calls := make([]scriptCall, len(gone))
+	for i, id := range gone {
+		calls[i] = scriptCall{keys: []string{s.keys.sched(id), s.keys.schedules(), s.keys.history(id)}, args: []any{id, strconv.FormatInt(cutoff, 10)}}
+	}
+	cmds, err := s.evalPipelined(ctx, deleteScript, calls, nil)
+	if err != nil {
+		return nil, false, fmt.Errorf("schedstore: sweep: delete: %w", err)
+	}
+	var deleted []string
+	refused := false
+	for i, c := range cmds {
+		if n, _ := c.Int(); n == 1 {
+			deleted = append(deleted, gone[i])
 		} else {
 			refused = true
 		}
 	}
-	return sortedStrings(retired), refused, nil
+	return sortedStrings(deleted), refused, nil
 }
