@@ -55,6 +55,11 @@ type Metrics interface {
 	// error, lease taken over, or trust window passed). The leader steps
 	// down at the first failure, so LeaderChanged(false) follows.
 	LeaseRenewFailed()
+
+	// RegistryLost is called when this instance found that Redis had lost
+	// the registry (a restart without persistence, FLUSHALL, a failover to
+	// an empty replica) and put back reseeded schedules from its memory.
+	RegistryLost(reseeded int)
 }
 
 // Task outcomes passed to Metrics.TaskFinished.
@@ -125,5 +130,8 @@ func (NoMetrics) LeaderChanged(leading bool) {}
 
 // LeaseRenewFailed does nothing.
 func (NoMetrics) LeaseRenewFailed() {}
+
+// RegistryLost does nothing.
+func (NoMetrics) RegistryLost(int) {}
 
 var _ Metrics = NoMetrics{}

@@ -118,3 +118,10 @@ func (s *Scheduler) recordLeader(c leader.Change) {
 	}
 	m.LeaderChanged(c.Leader)
 }
+
+// recordRegistryLost reports a registry put back after a data loss.
+func (s *Scheduler) recordRegistryLost(reseeded int) {
+	if m := s.cfg.Metrics; m != nil {
+		m.RegistryLost(reseeded)
+	}
+}

@@ -59,6 +59,8 @@ func (r *recorder) LeaderChanged(leading bool) { r.add(fmt.Sprintf("leader %v", 
 
 func (r *recorder) LeaseRenewFailed() { r.add("renew failed") }
 
+func (r *recorder) RegistryLost(reseeded int) { r.add(fmt.Sprintf("registry lost %d", reseeded)) }
+
 // count returns how many recorded calls equal call.
 func (r *recorder) count(call string) int {
 	r.mu.Lock()

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -67,17 +69,22 @@ type SchedulerConfig struct {
 	// (default 100).
 	HistoryLimit int
 
-	// Replicas, if positive, is how many replicas must acknowledge the
-	// leader's writes: every lease acquire and renewal (the leader steps
-	// down when too few answer) and every batch of firings (a shortfall is
-	// logged; the tasks are enqueued already). With Sentinel or another
-	// asynchronous failover this narrows the window in which a promoted
-	// replica lacks a lease or a trigger's dedup key, and so the chance of
-	// two leaders or a trigger fired twice; it is not consensus. Each write
-	// then waits for one replication round trip, at most LeaderTTL/10.
-	// Needs a client that talks to one primary (standalone, Sentinel or
-	// failover), not a cluster client: Start refuses the combination.
-	// Default 0: no waiting.
+	// Replicas, if positive, is how many replicas the leader's writes
+	// must reach: every lease acquire and renewal and every firing first
+	// checks, inside its script, that the master has that many replicas
+	// online, and refuses to write otherwise (the leader steps down, a
+	// firing is tried again with backoff); then WAIT confirms them. The
+	// check is what stops an old master after a failover that did not
+	// pause it (a bare SENTINEL FAILOVER, a partition) from taking a
+	// trigger that the new master's leader then fires again. A master is
+	// asked for no more replicas than it has been seen to have connected,
+	// so a promoted replica whose old master is not attached yet, or a
+	// standalone server, does not hold the leader up (docs/scheduler.md).
+	// It narrows the windows asynchronous replication leaves; it is not
+	// consensus. Each write then waits for one replication round trip, at
+	// most LeaderTTL/10. Needs a client that talks to one primary
+	// (standalone, Sentinel or failover), not a cluster client: Start
+	// refuses the combination. Default 0: no check, no waiting.
 	Replicas int
 
 	// Logger receives leadership changes, catch-up decisions, overlap skips
@@ -142,14 +149,16 @@ type Scheduler struct {
 	stopped  bool
 	decls    []*schedstore.Definition // declared by this instance, in order
 	defs     []schedstore.Definition  // what Start registered (fixed from then on)
+	mirror   mirror                   // the registry as last seen, to put back after a data loss
 	byID     map[string]*schedstore.Definition
 	elector  *leader.Elector
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	changes  chan leader.Change
 	isolated *isolatedRunner
-	faults   *faultLog // the leader's failed writes, logged in summary
-	beats    *faultLog // failed heartbeats, likewise
+	replicas *leader.ReplicaGuard // shared by the elector and the firings
+	faults   *faultLog            // the leader's failed writes, logged in summary
+	beats    *faultLog            // failed heartbeats, likewise
 }
 
 // NewScheduler returns a Scheduler that keeps its registry in, and enqueues
@@ -168,6 +177,7 @@ func NewScheduler(client redis.UniversalClient, cfg SchedulerConfig) *Scheduler 
 		byID:   map[string]*schedstore.Definition{},
 	}
 	s.self = schedstore.Instance{ID: cfg.InstanceID, Host: host, PID: os.Getpid(), Version: cfg.Version}
+	s.replicas = leader.NewReplicaGuard(cfg.Replicas)
 	s.faults = &faultLog{log: cfg.Logger,
 		warning:   "chronos: leader: Redis refuses the leader's writes; each schedule's firing is read and tried again with backoff (up to 30s), all of them once a write succeeds",
 		recovered: "chronos: leader: firings recorded again; missed fire times are caught up per misfire policy"}
@@ -286,6 +296,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err := s.declareAll(ctx); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
+	if err := s.mirror.fill(ctx, s.store, slices.Collect(maps.Keys(s.byID)), s.now()); err != nil {
+		return fmt.Errorf("chronos: start scheduler: %w", err)
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -301,6 +314,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		InstanceID: s.cfg.InstanceID,
 		TTL:        s.cfg.LeaderTTL,
 		Replicas:   s.cfg.Replicas,
+		Guard:      s.replicas,
 		Logger:     s.log,
 		OnChange:   func(c leader.Change) { s.changes <- c },
 	})
@@ -414,6 +428,8 @@ func (s *Scheduler) heartbeats(ctx context.Context) {
 		s.beats.ok()
 		if res.Undeclared && len(s.defs) > 0 {
 			s.redeclare(ctx, res)
+		} else if err := s.mirror.update(ctx, s.store, s.byID, s.now()); err != nil && ctx.Err() == nil {
+			s.beats.failed(err, "instance", s.cfg.InstanceID, "what", "read the changed schedules")
 		}
 	}
 }
@@ -440,18 +456,43 @@ func (s *Scheduler) declareAll(ctx context.Context) error {
 // found its declarations gone: they expired during an outage longer than
 // twice InstanceTTL, or Redis lost its data. Without it, "last declared"
 // would stop moving and the leader would retire schedules every instance
-// still runs.
+// still runs. When the instance's record was gone too, it first puts back
+// the schedules the registry lost, as its mirror last saw them, so that
+// the leader catches up from where the cluster was.
 func (s *Scheduler) redeclare(ctx context.Context, hb schedstore.HeartbeatResult) {
-	what := "this instance's declarations had expired (Redis unreachable or refusing writes for more than twice InstanceTTL)"
+	var seeded schedstore.SeedResult
+	var asOf time.Time
 	if hb.Lost {
-		what = "this instance's registry record was gone (Redis lost its data: restarted without persistence, flushed, or failed over to an empty replica)"
+		var seeds []schedstore.Schedule
+		seeds, asOf = s.mirror.snapshot()
+		var err error
+		if seeded, err = s.store.Seed(ctx, seeds); err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("chronos: this instance's registry record is gone; putting back the schedules failed, retrying at the next heartbeat",
+					"instance", s.cfg.InstanceID, "err", err)
+			}
+			return
+		}
 	}
 	if err := s.declareAll(ctx); err != nil {
 		if ctx.Err() == nil {
-			s.log.Warn("chronos: "+what+"; declaring the schedules again failed, retrying at the next heartbeat",
+			s.log.Warn("chronos: this instance's declarations are gone; declaring them again failed, retrying at the next heartbeat",
 				"instance", s.cfg.InstanceID, "err", err)
 		}
 		return
 	}
-	s.log.Warn("chronos: "+what+"; schedules declared again", "instance", s.cfg.InstanceID, "schedules", len(s.defs))
+	switch {
+	case seeded.Created+seeded.Advanced > 0:
+		s.log.Warn("chronos: registry lost (Redis lost its data: restarted without persistence, flushed, or failed over to an empty replica): "+
+			"schedules declared again, state re-seeded from this instance",
+			"schedules", len(s.defs), "reseeded", seeded.Created, "moved_forward", seeded.Advanced,
+			"instance", s.cfg.InstanceID, "state_as_of", asOf, "state_age", s.now().Sub(asOf).Round(time.Millisecond))
+		s.recordRegistryLost(seeded.Created)
+	case hb.Lost:
+		s.log.Warn("chronos: this instance's registry record was gone (not heard from for twice InstanceTTL); schedules declared again",
+			"instance", s.cfg.InstanceID, "schedules", len(s.defs))
+	default:
+		s.log.Warn("chronos: this instance's declarations had expired (Redis unreachable or refusing writes for more than twice InstanceTTL); schedules declared again",
+			"instance", s.cfg.InstanceID, "schedules", len(s.defs))
+	}
 }

@@ -123,7 +123,7 @@ func (s *Scheduler) fire(ctx context.Context, t leader.Term, reqs []*fireReq) []
 func (s *Scheduler) fireOptions() schedstore.FireOptions {
 	return schedstore.FireOptions{
 		DedupTTL: s.dedupTTL(), HistoryLimit: s.cfg.HistoryLimit,
-		Replicas: s.cfg.Replicas, ReplicaTimeout: max(s.cfg.LeaderTTL/10, time.Millisecond),
+		Guard: s.replicas, ReplicaTimeout: max(s.cfg.LeaderTTL/10, time.Millisecond),
 	}
 }
 

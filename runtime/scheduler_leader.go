@@ -90,6 +90,10 @@ func (ss *session) refresh(ctx context.Context) {
 		ss.warn(ctx, "chronos: leader: read registry version", err)
 		return
 	}
+	if ss.loaded && ss.version != "" && v == "" {
+		s.log.Warn("chronos: leader: the registry was reset (its change counter is gone: Redis lost its data); "+
+			"reloading it as the instances put their schedules back", "epoch", ss.term.Epoch)
+	}
 	reload := !ss.loaded || v != ss.version
 	// Sweep every heartbeat, and at once when the registry changed (an
 	// instance registered or deregistered): a schedule no live instance

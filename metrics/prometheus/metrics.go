@@ -75,6 +75,8 @@ type Metrics struct {
 	leader       prom.Gauge
 	terms        prom.Counter
 	renewFails   prom.Counter
+	lost         prom.Counter
+	reseeded     prom.Counter
 }
 
 var (
@@ -141,12 +143,20 @@ func New(opts Options) *Metrics {
 			Name: "chronos_lease_renew_failures_total",
 			Help: "Leader lease renewals that failed, each ending this instance's term.",
 		}),
+		lost: prom.NewCounter(prom.CounterOpts{
+			Name: "chronos_registry_lost_total",
+			Help: "Times this instance found the registry lost (Redis lost its data) and put its schedules back.",
+		}),
+		reseeded: prom.NewCounter(prom.CounterOpts{
+			Name: "chronos_registry_reseeded_schedules_total",
+			Help: "Schedules this instance put back, with their last state, after Redis lost its data.",
+		}),
 	}
 }
 
 func (m *Metrics) collectors() []prom.Collector {
 	return []prom.Collector{m.tasks, m.taskDuration, m.taskWait, m.triggerLag, m.triggers, m.misfires,
-		m.dropped, m.leader, m.terms, m.renewFails}
+		m.dropped, m.leader, m.terms, m.renewFails, m.lost, m.reseeded}
 }
 
 // Describe implements prometheus.Collector.
@@ -227,3 +237,9 @@ func (m *Metrics) LeaderChanged(leading bool) {
 
 // LeaseRenewFailed implements chronos.Metrics.
 func (m *Metrics) LeaseRenewFailed() { m.renewFails.Inc() }
+
+// RegistryLost implements chronos.Metrics.
+func (m *Metrics) RegistryLost(reseeded int) {
+	m.lost.Inc()
+	m.reseeded.Add(float64(reseeded))
+}

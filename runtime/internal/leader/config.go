@@ -42,6 +42,10 @@ type Config struct {
 	Replicas int
 	// ReplicaTimeout bounds each WAIT. Default TTL/10.
 	ReplicaTimeout time.Duration
+	// Guard decides how many replicas each write must reach (see
+	// ReplicaGuard); share one with the other writers of the same leader.
+	// Default: NewReplicaGuard(Replicas).
+	Guard *ReplicaGuard
 	// Logger receives transitions and renewal failures. Default: discard.
 	Logger *slog.Logger
 	// OnChange, if set, is called for every transition, in order, one at a
@@ -74,6 +78,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReplicaTimeout <= 0 {
 		c.ReplicaTimeout = c.TTL / 10
+	}
+	if c.Guard == nil && c.Replicas > 0 {
+		c.Guard = NewReplicaGuard(c.Replicas)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -49,6 +49,10 @@ type Elector struct {
 	owner string // "<instance>:<nonce>", the token minus its epoch
 
 	running atomic.Bool
+	// maxEpoch is the highest epoch this elector has seen, in its own
+	// terms and in the tokens of other holders: the floor of its next
+	// epoch, so that a Redis that lost its counter issues no epoch twice.
+	maxEpoch atomic.Int64
 
 	mu     sync.Mutex
 	term   Term
@@ -164,7 +168,7 @@ func (e *Elector) state() (Term, bool) {
 func (e *Elector) acquire(ctx context.Context) (wait time.Duration, renewAt time.Time) {
 	ttl := e.cfg.TTL
 	start := time.Now()
-	cmd, err := e.eval(ctx, acquireScript, []string{e.keys.Lock, e.keys.Epoch}, e.owner, ttl.Milliseconds())
+	cmd, err := e.eval(ctx, acquireScript, []string{e.keys.Lock, e.keys.Epoch}, e.owner, ttl.Milliseconds(), e.maxEpoch.Load())
 	res, _ := cmd.Slice()
 	if err != nil || len(res) != 3 {
 		if ctx.Err() == nil {
@@ -175,6 +179,11 @@ func (e *Elector) acquire(ctx context.Context) (wait time.Duration, renewAt time
 		return ttl/4 + jitter(ttl/10), time.Time{}
 	}
 	if got, _ := res[0].(int64); got != 1 {
+		if holder, _ := res[1].(string); holder != "" {
+			if epoch, _, _, ok := parseToken(holder); ok {
+				e.seeEpoch(epoch)
+			}
+		}
 		pttl, _ := res[2].(int64)
 		if pttl <= 0 { // no expiry (not ours to fix) or gone: try again soon
 			pttl = ttl.Milliseconds()
@@ -183,6 +192,7 @@ func (e *Elector) acquire(ctx context.Context) (wait time.Duration, renewAt time
 	}
 	token, _ := res[1].(string)
 	epoch, _ := res[2].(int64)
+	e.seeEpoch(epoch)
 	t := Term{Token: token, Epoch: epoch, Acquired: time.Now(), TrustedUntil: start.Add(ttl - e.cfg.DriftMargin)}
 	e.mu.Lock()
 	e.term, e.leader = t, true
@@ -190,6 +200,16 @@ func (e *Elector) acquire(ctx context.Context) (wait time.Duration, renewAt time
 	e.cfg.Logger.Info("leader: acquired", "instance", e.cfg.InstanceID, "epoch", epoch)
 	e.emit(Change{Leader: true, Term: t})
 	return 0, start.Add(ttl / 2)
+}
+
+// seeEpoch raises maxEpoch to epoch.
+func (e *Elector) seeEpoch(epoch int64) {
+	for {
+		cur := e.maxEpoch.Load()
+		if epoch <= cur || e.maxEpoch.CompareAndSwap(cur, epoch) {
+			return
+		}
+	}
 }
 
 // renew extends the current term or ends it. It returns the time of the
@@ -227,31 +247,52 @@ func (e *Elector) renew(ctx context.Context) (time.Time, bool) {
 	return start.Add(ttl / 2), true
 }
 
-// eval runs an election script. With Config.Replicas > 0 it sends WAIT on
-// the same connection right after the script (WAIT counts the writes of
-// its own connection, hence the pipeline) and returns an error wrapping
-// ErrNotReplicated if too few replicas acknowledged; the script's own reply
-// is still in the returned command.
+// eval runs an election script, with the number of replicas its master
+// must have online as its last argument (Config.Guard; the script refuses
+// to write with fewer: ReplicaLua). When replicas are required it sends
+// WAIT on the same connection right after the script (WAIT counts the
+// writes of its own connection, hence the pipeline), and with a guard it
+// reads INFO replication in the same pipeline to learn the master's
+// replicas. A refusal or too few acknowledgements return an error
+// wrapping ErrNotReplicated; the script's own reply is still in the
+// returned command.
 func (e *Elector) eval(ctx context.Context, s *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
-	if e.cfg.Replicas <= 0 {
+	g := e.cfg.Guard
+	required := g.Required()
+	args = append(args, required)
+	if g.Want() <= 0 {
 		cmd := s.Run(ctx, e.rdb, keys, args...)
 		return cmd, cmd.Err()
 	}
-	var cmd *redis.Cmd
-	var wait *redis.Cmd
+	var cmd, wait *redis.Cmd
+	var info *redis.StringCmd
 	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		cmd = s.Eval(ctx, p, keys, args...)
-		wait = p.Do(ctx, "WAIT", e.cfg.Replicas, e.cfg.ReplicaTimeout.Milliseconds())
+		if required > 0 {
+			wait = p.Do(ctx, "WAIT", required, e.cfg.ReplicaTimeout.Milliseconds())
+		}
+		info = p.Info(ctx, "replication")
 		return nil
 	})
+	if v, ierr := info.Result(); ierr == nil {
+		g.Observe(v)
+	}
+	if IsNoReplicas(cmd.Err()) {
+		return cmd, fmt.Errorf("%w: %v", ErrNotReplicated, cmd.Err())
+	}
 	if err != nil {
 		return cmd, err
 	}
-	if n, _ := wait.Int64(); n < int64(e.cfg.Replicas) {
-		return cmd, fmt.Errorf("%w: %d of %d", ErrNotReplicated, n, e.cfg.Replicas)
+	if wait != nil {
+		if n, _ := wait.Int64(); n < int64(required) {
+			return cmd, fmt.Errorf("%w: %d of %d", ErrNotReplicated, n, required)
+		}
 	}
 	return cmd, nil
 }
+
+// Guard returns the elector's replica guard (nil without Replicas).
+func (e *Elector) Guard() *ReplicaGuard { return e.cfg.Guard }
 
 // stepDown ends term locally, before anything else happens, and reports why.
 func (e *Elector) stepDown(term Term, why error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -222,6 +223,50 @@ func TestEpochStrictlyIncreasesAcrossTerms(t *testing.T) {
 	}
 }
 
+// When Redis loses its data, the epoch counter goes with it; the next
+// terms still get epochs above every earlier one, the electors' own memory
+// of the highest epoch seen being the floor. Both the leader's and a
+// follower's (it saw the leader's token in its failed acquisitions).
+func TestEpochsDoNotRepeatWhenRedisLosesItsData(t *testing.T) {
+	s := redistest.Start(t)
+	ctx := context.Background()
+	ms := startMembers(t, s, 3, 500*time.Millisecond)
+	// Many terms went before: the counter is at 40 when this one starts.
+	if err := s.Client().Set(ctx, KeysFor("").Epoch, 40, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	gone := waitLeader(t, ms)
+	gone.stop() // a new term, at epoch 41
+	ms = slices.DeleteFunc(ms, func(m *member) bool { return m == gone })
+	l := waitLeader(t, ms)
+	firstTerm, _ := l.e.Current()
+	first := struct{ term Term }{firstTerm}
+	waitFor(t, "the followers to see the leader's token", func() bool {
+		for _, m := range ms {
+			if m != l && m.e.maxEpoch.Load() < first.term.Epoch {
+				return false
+			}
+		}
+		return true
+	})
+	if err := s.Client().FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var next Term
+	waitFor(t, "a term after the loss", func() bool {
+		for _, m := range ms {
+			if tm, ok := m.e.Current(); ok && tm.Token != first.term.Token {
+				next = tm
+				return true
+			}
+		}
+		return false
+	})
+	if next.Epoch <= first.term.Epoch {
+		t.Fatalf("epoch %d after the loss, %d before: an epoch was issued twice", next.Epoch, first.term.Epoch)
+	}
+}
+
 func TestStaleTokenCannotRenewOrPassFence(t *testing.T) {
 	s := redistest.Start(t)
 	ctx := context.Background()
@@ -239,7 +284,7 @@ func TestStaleTokenCannotRenewOrPassFence(t *testing.T) {
 		t.Fatalf("new epoch %d not above old %d", cur.Epoch, old.Epoch)
 	}
 
-	n, err := renewScript.Run(ctx, rdb, []string{KeysFor("").Lock}, old.Token, 1000).Int()
+	n, err := renewScript.Run(ctx, rdb, []string{KeysFor("").Lock}, old.Token, 1000, 0).Int()
 	if err != nil || n != 0 {
 		t.Fatalf("renew with stale token = %d, %v; want 0", n, err)
 	}

@@ -8,10 +8,18 @@ import "github.com/redis/go-redis/v9"
 // stepped down). Either way it starts a new term with a new epoch.
 //
 //	KEYS[1] lease, KEYS[2] epoch counter
-//	ARGV[1] owner "<instance>:<nonce>", ARGV[2] TTL in milliseconds
+//	ARGV[1] owner "<instance>:<nonce>", ARGV[2] TTL in milliseconds,
+//	ARGV[3] the highest epoch the caller has seen, ARGV[4] the replicas
+//	that must be online (ReplicaLua)
+//
+// The new epoch is above both the counter and ARGV[3]: when Redis lost its
+// data (the counter with it), the epochs of the terms before the loss are
+// not issued again, so a write of such a term can never pass the fence of
+// a later one.
 //
 // Returns {1, token, epoch} when acquired, {0, holder token, PTTL} otherwise.
-var acquireScript = redis.NewScript(`
+var acquireScript = redis.NewScript(ReplicaLua + `
+chronos_require_replicas(tonumber(ARGV[4]))
 local cur = redis.call('GET', KEYS[1])
 if cur then
   if string.match(cur, '^%d+:(.*)$') ~= ARGV[1] then
@@ -19,6 +27,10 @@ if cur then
   end
 end
 local epoch = redis.call('INCR', KEYS[2])
+if epoch <= tonumber(ARGV[3]) then
+  epoch = tonumber(ARGV[3]) + 1
+  redis.call('SET', KEYS[2], epoch)
+end
 local token = epoch .. ':' .. ARGV[1]
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 return {1, token, epoch}
@@ -27,10 +39,12 @@ return {1, token, epoch}
 // renewScript extends the lease only if it still holds our token. A bare
 // PEXPIRE could extend a lease another instance acquired meanwhile.
 //
-//	KEYS[1] lease; ARGV[1] token, ARGV[2] TTL in milliseconds
+//	KEYS[1] lease; ARGV[1] token, ARGV[2] TTL in milliseconds, ARGV[3] the
+//	replicas that must be online (ReplicaLua)
 //
 // Returns 1 when renewed, 0 when the token no longer matches.
-var renewScript = redis.NewScript(`
+var renewScript = redis.NewScript(ReplicaLua + `
+chronos_require_replicas(tonumber(ARGV[3]))
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1

@@ -15,14 +15,16 @@ import (
 
 // stateLua defines
 //
-//	chronos_save_state(key, prev, next, start, times, repeat, complete, outcome, now)
+//	chronos_save_state(key, changed, id, prev, next, start, times, repeat, complete, outcome, now)
 //
-// which writes a schedule's trigger state to its hash: the arguments are
-// the decimal strings of TriggerState's fields (times in unix ms, complete
-// "1" or "0"), the outcome word and when it was saved. Both scripts that
-// change trigger state, saveStateScript and the fire script, use it.
+// which writes a schedule's trigger state to its hash and notes the change
+// in the changed index (mirror.go): the arguments are the decimal strings
+// of TriggerState's fields (times in unix ms, complete "1" or "0"), the
+// outcome word and when it was saved. Both scripts that change trigger
+// state, saveStateScript and the fire script, use it.
 const stateLua = `
-local function chronos_save_state(key, prev, nxt, start, times, rep, complete, outcome, now)
+local function chronos_save_state(key, changed, id, prev, nxt, start, times, rep, complete, outcome, now)
+  redis.call('ZADD', changed, now, id)
   redis.call('HSET', key, '` + FieldLastFired + `', prev, '` + FieldNextFire + `', nxt, '` + FieldTriggerStart + `', start,
     '` + FieldTimesTriggered + `', times, '` + FieldRepeatCount + `', rep, '` + FieldLastOutcome + `', outcome,
     '` + FieldStateSaved + `', now)
@@ -51,15 +53,16 @@ func stateArgs(ts TriggerState) []any {
 // replayed write from an earlier evaluation cannot rewind what catch-up
 // relies on; writing the same state again is harmless.
 //
-//	KEYS[1] lease, KEYS[2] schedule hash
-//	ARGV[1] token, ARGV[2..7] state (stateArgs), ARGV[8] outcome, ARGV[9] now (ms)
+//	KEYS[1] lease, KEYS[2] schedule hash, KEYS[3] changed index
+//	ARGV[1] token, ARGV[2..7] state (stateArgs), ARGV[8] outcome, ARGV[9] now (ms),
+//	ARGV[10] schedule ID
 //
 // Returns 1 when saved, 0 when the schedule does not exist, 2 when the
 // stored state has a later Prev.
 var saveStateScript = leader.FenceScript(stateLua + `
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 if tonumber(ARGV[2]) < chronos_last_fired(KEYS[2]) then return 2 end
-chronos_save_state(KEYS[2], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
+chronos_save_state(KEYS[2], KEYS[3], ARGV[10], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
 return 1
 `)
 
@@ -78,8 +81,8 @@ var ErrStale = errors.New("schedstore: a later firing is already recorded")
 // that step on its own, for evaluations that enqueue nothing (slots
 // skipped by a misfire policy) and for tools.
 func (s *Store) SaveState(ctx context.Context, t leader.Term, id string, ts TriggerState, outcome string) error {
-	args := append(stateArgs(ts), outcome, s.cfg.Now().UnixMilli())
-	n, err := saveStateScript.Run(ctx, s.client, leader.FenceKeys(s.cfg.Namespace, s.keys.sched(id)), leader.FenceArgs(t, args...)...).Int()
+	args := append(stateArgs(ts), outcome, s.cfg.Now().UnixMilli(), id)
+	n, err := saveStateScript.Run(ctx, s.client, leader.FenceKeys(s.cfg.Namespace, s.keys.sched(id), s.keys.changed()), leader.FenceArgs(t, args...)...).Int()
 	if err := leader.CheckFence(err); err != nil {
 		return fmt.Errorf("schedstore: save state of %q: %w", id, err)
 	}
@@ -144,9 +147,11 @@ type FireOptions struct {
 	DedupTTL time.Duration
 	// HistoryLimit is how many firing records are kept per schedule.
 	HistoryLimit int
-	// Replicas, if positive, makes Fire wait (WAIT) for that many replicas
+	// Guard, if it asks for replicas, makes the fire script refuse to run
+	// on a master with fewer online than Guard.Required (an old master
+	// after a failover: leader.ReplicaLua), and Fire wait (WAIT) for them
 	// to acknowledge the batch, for up to ReplicaTimeout.
-	Replicas       int
+	Guard          *leader.ReplicaGuard
 	ReplicaTimeout time.Duration
 }
 
@@ -159,14 +164,16 @@ var ErrUnderReplicated = errors.New("schedstore: firings not acknowledged by eno
 // one schedule, one atomic step.
 //
 //	KEYS[1] lease (the fence), KEYS[2] schedule hash, KEYS[3] the trigger's
-//	dedup claim, KEYS[4] history list, then per job fireJobKeys keys:
+//	dedup claim, KEYS[4] history list, KEYS[5] changed index, then per job
+//	fireJobKeys keys:
 //	rdb.EnqueueKeys (stream, delayed set, dedup claim), then the overlap
 //	marker's active set, buffer and where (rdb/overlap.go)
 //	ARGV[1] token, ARGV[2] now (ms), ARGV[3] dedup TTL (ms), ARGV[4] dedup
 //	value (the first job's task ID), ARGV[5..10] the state after the
 //	firing (stateArgs; prev 0: do not touch the trigger state), ARGV[11]
 //	slot (ms), ARGV[12] history cap, ARGV[13] source, ARGV[14] overlap
-//	mode, ARGV[15] job count, then per job fireJobArgs arguments: its name
+//	mode, ARGV[15] job count, ARGV[16] the replicas that must be online
+//	(leader.ReplicaLua), then per job fireJobArgs arguments: its name
 //	and rdb.EnqueueArgs (dedup TTL 0: the trigger's claim is made once)
 //
 // Steps: the schedule must still exist and not be retired (else "gone");
@@ -177,7 +184,8 @@ var ErrUnderReplicated = errors.New("schedstore: firings not acknowledged by eno
 // the marker's runs that no longer exist); the state is written; the firing
 // goes to the history. Returns {status, job outcomes..., ["cleared", job,
 // task ID, ...]}.
-var fireBody = rdb.EnqueueFunc + rdb.OverlapFunc + stateLua + historyLua + `
+var fireBody = leader.ReplicaLua + rdb.EnqueueFunc + rdb.OverlapFunc + stateLua + historyLua + `
+chronos_require_replicas(tonumber(ARGV[16]))
 local now = tonumber(ARGV[2])
 local prev = tonumber(ARGV[5])
 local sched = redis.call('HMGET', KEYS[2], '` + FieldID + `', '` + FieldRetired + `', '` + FieldLastFired + `')
@@ -193,7 +201,7 @@ local hist = {}
 local outcome = 'fired'
 local stale = {}
 for j = 1, tonumber(ARGV[15]) do
-  local k, a = 4 + ` + strconv.Itoa(fireJobKeys) + ` * (j - 1), 15 + ` + strconv.Itoa(fireJobArgs) + ` * (j - 1)
+  local k, a = 5 + ` + strconv.Itoa(fireJobKeys) + ` * (j - 1), 16 + ` + strconv.Itoa(fireJobArgs) + ` * (j - 1)
   local e, o = a + 1, k + ` + strconv.Itoa(rdb.EnqueueKeyCount) + `
   local name, msg, id, due = ARGV[a + 1], ` + rdb.EnqueueArgAt("e", rdb.EnqueueArgMsg) + `, ` +
 	rdb.EnqueueArgAt("e", rdb.EnqueueArgID) + `, ` + rdb.EnqueueArgAt("e", rdb.EnqueueArgDue) + `
@@ -226,7 +234,7 @@ for j = 1, tonumber(ARGV[15]) do
   end
 end
 if prev > 0 then
-  chronos_save_state(KEYS[2], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], outcome, ARGV[2])
+  chronos_save_state(KEYS[2], KEYS[5], sched[1], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], outcome, ARGV[2])
 end
 chronos_history(KEYS[4], tonumber(ARGV[12]), ARGV[2], ARGV[11], ARGV[13], hist)
 if #stale > 0 then
@@ -253,20 +261,20 @@ func FireScriptHash() string { return fireScript.Hash() }
 func (s *Store) fireCall(t leader.Term, f *Firing, now time.Time, o *FireOptions) ([]string, []any) {
 	q := s.queue
 	dedup := q.Dedup(f.Dedup)
-	keys := make([]string, 0, 4+fireJobKeys*len(f.Jobs))
-	keys = append(keys, leader.KeysFor(s.cfg.Namespace).Lock, s.keys.sched(f.Schedule), dedup, s.keys.history(f.Schedule))
+	keys := make([]string, 0, 5+fireJobKeys*len(f.Jobs))
+	keys = append(keys, leader.KeysFor(s.cfg.Namespace).Lock, s.keys.sched(f.Schedule), dedup, s.keys.history(f.Schedule), s.keys.changed())
 	claim := ""
 	if len(f.Jobs) > 0 {
 		claim = f.Jobs[0].TaskID
 	}
-	args := make([]any, 0, 15+fireJobArgs*len(f.Jobs))
+	args := make([]any, 0, 16+fireJobArgs*len(f.Jobs))
 	args = append(args, t.Token, now.UnixMilli(), max(o.DedupTTL.Milliseconds(), 1), claim)
 	if f.State != nil {
 		args = append(args, stateArgs(*f.State)...)
 	} else {
 		args = append(args, 0, 0, 0, 0, 0, "0")
 	}
-	args = append(args, ms(f.Slot), max(o.HistoryLimit, 1), f.Source, f.Overlap, len(f.Jobs))
+	args = append(args, ms(f.Slot), max(o.HistoryLimit, 1), f.Source, f.Overlap, len(f.Jobs), o.Guard.Required())
 	for _, j := range f.Jobs {
 		keys = append(keys, q.EnqueueKeys(j.Queue, f.Dedup)...)
 		keys = append(keys, q.OverlapActive(j.Overlap), q.OverlapBuffer(j.Overlap), q.OverlapWhere(j.Overlap))
@@ -294,8 +302,8 @@ func (s *Store) Fire(ctx context.Context, t leader.Term, now time.Time, firings 
 		calls[i].keys, calls[i].args = s.fireCall(t, f, now, &o)
 	}
 	var wait *waitFor
-	if o.Replicas > 0 {
-		wait = &waitFor{replicas: o.Replicas, timeout: o.ReplicaTimeout}
+	if o.Guard.Want() > 0 {
+		wait = &waitFor{replicas: o.Guard.Required(), timeout: o.ReplicaTimeout}
 	}
 	cmds, err := s.evalPipelined(ctx, fireScript, calls, wait)
 	if err != nil {
@@ -307,8 +315,11 @@ func (s *Store) Fire(ctx context.Context, t leader.Term, now time.Time, firings 
 	for i, c := range cmds {
 		out[i] = fireResult(c)
 	}
-	if wait != nil && wait.acked < o.Replicas {
-		return out, fmt.Errorf("%w: %d of %d within %v: %v", ErrUnderReplicated, wait.acked, o.Replicas, o.ReplicaTimeout, wait.err)
+	if wait != nil {
+		o.Guard.Observe(wait.info)
+		if wait.acked < wait.replicas {
+			return out, fmt.Errorf("%w: %d of %d within %v: %v", ErrUnderReplicated, wait.acked, wait.replicas, o.ReplicaTimeout, wait.err)
+		}
 	}
 	return out, nil
 }
@@ -316,6 +327,9 @@ func (s *Store) Fire(ctx context.Context, t leader.Term, now time.Time, firings 
 // fireResult reads the fire script's reply.
 func fireResult(c *redis.Cmd) FireResult {
 	res, err := c.StringSlice()
+	if leader.IsNoReplicas(err) {
+		return FireResult{Err: fmt.Errorf("%w: %v", leader.ErrNotReplicated, err)}
+	}
 	if err != nil {
 		return FireResult{Err: leader.CheckFence(err)}
 	}

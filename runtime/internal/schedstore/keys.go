@@ -15,6 +15,8 @@ import "github.com/chronos-go/chronos/runtime/internal/keyspace"
 //	{<ns>}:sweep             HASH  full, confirmed: what the last full sweep vouches for (sweepmemo.go)
 //	{<ns>}:requests          ZSET  pending request IDs; score = creation time (ms)
 //	{<ns>}:request-data      HASH  request ID → JSON Request
+//	{<ns>}:changed           ZSET  schedule IDs; score = last time (ms) its state changed: fired, saved,
+//	                               paused, resumed, retired (every instance reads what changed: mirror.go)
 //	{<ns>}:history:<id>      LIST  firing records of schedule <id>, newest first, capped (history.go)
 //	{<ns>}:isolated-instances SET  (versions before in-process isolated schedules) instances with a
 //	                               queue isolated:<instance> of their own (legacy.go)
@@ -37,6 +39,7 @@ func (k keys) sweep() string               { return k.prefix + "sweep" }
 func (k keys) requests() string            { return k.prefix + "requests" }
 func (k keys) requestData() string         { return k.prefix + "request-data" }
 func (k keys) history(id string) string    { return k.prefix + "history:" + id }
+func (k keys) changed() string             { return k.prefix + "changed" }
 func (k keys) version() string             { return k.prefix + "schedules:version" }
 func (k keys) legacyIsolated() string      { return k.prefix + "isolated-instances" }
 

@@ -29,14 +29,16 @@ type Pause struct {
 // pauseScript sets the pause fields of a schedule, or of one of its jobs
 // after checking the job exists in the stored definition.
 //
-//	KEYS[1] schedule hash
+//	KEYS[1] schedule hash, KEYS[2] changed index
 //	ARGV[1] job ("" = whole schedule), ARGV[2] note, ARGV[3] who,
-//	ARGV[4] at (ms), ARGV[5] until (ms, 0 = none), ARGV[6] JSON PauseInfo
+//	ARGV[4] at (ms), ARGV[5] until (ms, 0 = none), ARGV[6] JSON PauseInfo,
+//	ARGV[7] schedule ID
 //
 // Returns 1 when paused, 0 when the schedule does not exist, -1 when the
 // job does not.
 var pauseScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[7])
 if ARGV[1] == '' then
   redis.call('HSET', KEYS[1], 'paused', '1', 'pause_note', ARGV[2], 'paused_by', ARGV[3],
     'paused_at', ARGV[4], 'pause_until', ARGV[5])
@@ -62,8 +64,8 @@ func (s *Store) Pause(ctx context.Context, id string, p Pause) error {
 	if err != nil {
 		return fmt.Errorf("schedstore: pause %q: %w", id, err)
 	}
-	n, err := pauseScript.Run(ctx, s.client, []string{s.keys.sched(id)},
-		p.Job, p.Note, p.Who, ms(at), ms(p.Until), info).Int()
+	n, err := pauseScript.Run(ctx, s.client, []string{s.keys.sched(id), s.keys.changed()},
+		p.Job, p.Note, p.Who, ms(at), ms(p.Until), info, id).Int()
 	switch {
 	case err != nil:
 		return fmt.Errorf("schedstore: pause %q: %w", id, err)
@@ -82,9 +84,14 @@ func (s *Store) Resume(ctx context.Context, id, job string) (bool, error) {
 	if job != "" {
 		fields = []string{FieldJobPausePrefix + job}
 	}
-	n, err := s.client.HDel(ctx, s.keys.sched(id), fields...).Result()
+	var del *redis.IntCmd
+	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		del = p.HDel(ctx, s.keys.sched(id), fields...)
+		p.ZAdd(ctx, s.keys.changed(), redis.Z{Score: float64(s.cfg.Now().UnixMilli()), Member: id})
+		return nil
+	})
 	if err != nil {
 		return false, fmt.Errorf("schedstore: resume %q: %w", id, err)
 	}
-	return n > 0, nil
+	return del.Val() > 0, nil
 }

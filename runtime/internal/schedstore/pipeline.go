@@ -19,8 +19,9 @@ type waitFor struct {
 	replicas int
 	timeout  time.Duration
 
-	acked int   // set by evalPipelined
-	err   error // WAIT's own error, if any
+	acked int    // set by evalPipelined
+	err   error  // WAIT's own error, if any
+	info  string // INFO replication, read in the same pipeline
 }
 
 // evalPipelined runs script once per call in one pipeline and returns the
@@ -30,7 +31,8 @@ type waitFor struct {
 // script is loaded; the script is not loaded up front, which would cost a
 // round trip per call. With w, the pipeline ends with WAIT, which counts
 // the writes of its own connection: a pipeline keeps it on the scripts'
-// connection. Errors of individual calls are left in their commands; the
+// connection, and INFO replication is read. Errors of individual calls are
+// left in their commands; the
 // error returned is a connection failure that reached none of them.
 func (s *Store) evalPipelined(ctx context.Context, script *redis.Script, calls []scriptCall, w *waitFor) ([]*redis.Cmd, error) {
 	cmds := make([]*redis.Cmd, len(calls))
@@ -45,12 +47,16 @@ func (s *Store) evalPipelined(ctx context.Context, script *redis.Script, calls [
 			}
 		}
 		var wait *redis.Cmd
+		var info *redis.StringCmd
 		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, i := range todo {
 				cmds[i] = script.EvalSha(ctx, p, calls[i].keys, calls[i].args...)
 			}
 			if w != nil {
-				wait = p.Do(ctx, "WAIT", w.replicas, max(w.timeout, time.Millisecond).Milliseconds())
+				if w.replicas > 0 {
+					wait = p.Do(ctx, "WAIT", w.replicas, max(w.timeout, time.Millisecond).Milliseconds())
+				}
+				info = p.Info(ctx, "replication")
 			}
 			return nil
 		})
@@ -60,6 +66,9 @@ func (s *Store) evalPipelined(ctx context.Context, script *redis.Script, calls [
 		if wait != nil {
 			n, err := wait.Int64()
 			w.acked, w.err = int(n), err
+		}
+		if info != nil {
+			w.info = info.Val()
 		}
 		var again []int
 		for _, i := range todo {

@@ -15,7 +15,8 @@ var ErrDeclared = errors.New("schedstore: schedule is declared by a live instanc
 
 // operatorRetireScript retires a schedule for an operator.
 //
-//	KEYS[1] schedule hash; ARGV[1] now (ms), ARGV[2] who
+//	KEYS[1] schedule hash, KEYS[2] changed index; ARGV[1] now (ms), ARGV[2] who,
+//	ARGV[3] id
 //
 // Returns 1 when retired, 2 when it was retired already, 0 when it does
 // not exist.
@@ -23,6 +24,7 @@ var operatorRetireScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if redis.call('HSETNX', KEYS[1], '` + FieldRetired + `', ARGV[1]) == 0 then return 2 end
 redis.call('HSET', KEYS[1], '` + FieldRetiredBy + `', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[1], ARGV[3])
 return 1
 `)
 
@@ -36,7 +38,7 @@ func (s *Store) Retire(ctx context.Context, id, who string) (bool, error) {
 	if err := s.checkUndeclared(ctx, id); err != nil {
 		return false, fmt.Errorf("schedstore: retire %q: %w", id, err)
 	}
-	n, err := operatorRetireScript.Run(ctx, s.client, []string{s.keys.sched(id)}, s.cfg.Now().UnixMilli(), who).Int()
+	n, err := operatorRetireScript.Run(ctx, s.client, []string{s.keys.sched(id), s.keys.changed()}, s.cfg.Now().UnixMilli(), who, id).Int()
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("schedstore: retire %q: %w", id, err)
@@ -57,6 +59,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		del = p.Del(ctx, s.keys.sched(id))
 		p.Del(ctx, s.keys.history(id))
 		p.ZRem(ctx, s.keys.schedules(), id)
+		p.ZRem(ctx, s.keys.changed(), id)
 		p.Incr(ctx, s.keys.version())
 		return nil
 	})

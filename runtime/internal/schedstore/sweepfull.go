@@ -14,7 +14,8 @@ import (
 // deleteScript deletes a schedule, its history included, unless it was
 // declared after the cutoff.
 //
-//	KEYS[1] schedule hash, KEYS[2] schedules index, KEYS[3] history
+//	KEYS[1] schedule hash, KEYS[2] schedules index, KEYS[3] history,
+//	KEYS[4] changed index
 //	ARGV[1] id, ARGV[2] cutoff (ms)
 //
 // Returns 1 when deleted.
@@ -23,6 +24,7 @@ local sc = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if sc and tonumber(sc) >= tonumber(ARGV[2]) then return 0 end
 redis.call('DEL', KEYS[1], KEYS[3])
 redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
 return 1
 `)
 
@@ -30,7 +32,7 @@ return 1
 // it, its state is kept) unless it was declared at or after the sweep
 // read the registry, or is retired already.
 //
-//	KEYS[1] schedule hash, KEYS[2] schedules index
+//	KEYS[1] schedule hash, KEYS[2] schedules index, KEYS[3] changed index
 //	ARGV[1] id, ARGV[2] when the sweep read (ms), ARGV[3] now (ms)
 //
 // Returns 1 when retired now.
@@ -38,7 +40,9 @@ var retireScript = redis.NewScript(`
 local sc = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if sc and tonumber(sc) >= tonumber(ARGV[2]) then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-return redis.call('HSETNX', KEYS[1], '` + FieldRetired + `', ARGV[3])
+if redis.call('HSETNX', KEYS[1], '` + FieldRetired + `', ARGV[3]) == 0 then return 0 end
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+return 1
 `)
 
 // fullPass reads the declarations of the live instances and the whole
@@ -267,7 +271,7 @@ func (s *Store) handOver(ctx context.Context, now time.Time, d declarations) (ha
 func (s *Store) retireOrphans(ctx context.Context, orphans []string, now time.Time) ([]string, error) {
 	calls := make([]scriptCall, len(orphans))
 	for i, id := range orphans {
-		calls[i] = scriptCall{keys: []string{s.keys.sched(id), s.keys.schedules()}, args: []any{id, now.UnixMilli(), now.UnixMilli()}}
+		calls[i] = scriptCall{keys: []string{s.keys.sched(id), s.keys.schedules(), s.keys.changed()}, args: []any{id, now.UnixMilli(), now.UnixMilli()}}
 	}
 	cmds, err := s.evalPipelined(ctx, retireScript, calls, nil)
 	if err != nil {
@@ -288,7 +292,8 @@ func (s *Store) retireOrphans(ctx context.Context, orphans []string, now time.Ti
 func (s *Store) deleteGone(ctx context.Context, gone []string, cutoff int64) ([]string, bool, error) {
 	calls := make([]scriptCall, len(gone))
 	for i, id := range gone {
-		calls[i] = scriptCall{keys: []string{s.keys.sched(id), s.keys.schedules(), s.keys.history(id)}, args: []any{id, strconv.FormatInt(cutoff, 10)}}
+		calls[i] = scriptCall{keys: []string{s.keys.sched(id), s.keys.schedules(), s.keys.history(id), s.keys.changed()},
+			args: []any{id, strconv.FormatInt(cutoff, 10)}}
 	}
 	cmds, err := s.evalPipelined(ctx, deleteScript, calls, nil)
 	if err != nil {

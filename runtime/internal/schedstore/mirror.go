@@ -1,0 +1,165 @@
+package schedstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Every instance keeps, in memory, the last state it saw of the schedules
+// it declares, so that when Redis loses its data (a restart without
+// persistence, FLUSHALL, a failover to an empty replica) the instances put
+// the registry back as it was, and the next leader catches up from where
+// the cluster really was instead of from now. Every script that changes a
+// schedule's state (a firing, SaveState, a pause or resume, a retirement)
+// also scores the schedule in {<ns>}:changed with the time of the change,
+// so an instance reads only what changed since its last look
+// (ChangedSince, then GetMany): a cost proportional to the changes, not to
+// the registry.
+
+// ChangedSince returns the schedules whose state changed at or after since
+// (by the writer's clock), and the latest change time among them (since
+// when there is none).
+func (s *Store) ChangedSince(ctx context.Context, since time.Time) ([]string, time.Time, error) {
+	zs, err := s.client.ZRangeByScoreWithScores(ctx, s.keys.changed(), &redis.ZRangeBy{
+		Min: strconv.FormatInt(since.UnixMilli(), 10), Max: "+inf",
+	}).Result()
+	if err != nil {
+		return nil, since, fmt.Errorf("schedstore: changed schedules: %w", err)
+	}
+	ids := make([]string, 0, len(zs))
+	last := since
+	for _, z := range zs {
+		id, _ := z.Member.(string)
+		ids = append(ids, id)
+		if t := time.UnixMilli(int64(z.Score)); t.After(last) {
+			last = t
+		}
+	}
+	return ids, last, nil
+}
+
+// encodeSchedule is the schedule hash of sc, as field/value pairs: what
+// decodeSchedule reads.
+func encodeSchedule(sc Schedule) ([]any, error) {
+	d := sc.Definition
+	jobs, err := json.Marshal(d.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	a := []any{
+		FieldID, d.ID, FieldKind, d.Kind, FieldSpec, d.Spec, FieldJobs, jobs, FieldDefHash, sc.DefHash,
+		FieldDeclaredBy, sc.DeclaredBy.InstanceID, FieldDeclaredVersion, sc.DeclaredBy.Version,
+		FieldDeclaredStart, ms(sc.DeclaredBy.Started), FieldCreated, ms(sc.Created), FieldDefChanged, ms(sc.DefChanged),
+	}
+	for _, kv := range [][2]string{{FieldZone, d.Zone}, {FieldPolicy, d.Policy}, {FieldGroup, d.Group}, {FieldOverlap, d.Overlap}, {FieldSource, d.Source}} {
+		if kv[1] != "" {
+			a = append(a, kv[0], kv[1])
+		}
+	}
+	if d.Isolated {
+		a = append(a, FieldIsolated, "1")
+	}
+	st := sc.State
+	if !st.Saved.IsZero() || !st.Next.IsZero() || !st.Prev.IsZero() {
+		a = append(a, FieldNextFire, ms(st.Next), FieldLastFired, ms(st.Prev), FieldTriggerStart, ms(st.Start),
+			FieldTimesTriggered, st.TimesTriggered, FieldRepeatCount, st.RepeatCount, FieldStateSaved, ms(st.Saved))
+		if st.LastOutcome != "" {
+			a = append(a, FieldLastOutcome, st.LastOutcome)
+		}
+		if st.Complete {
+			a = append(a, FieldComplete, "1")
+		}
+	}
+	if p := st.Pause; p != nil {
+		a = append(a, FieldPaused, "1", FieldPauseNote, p.Note, FieldPausedBy, p.Who, FieldPausedAt, ms(p.At), FieldPauseUntil, ms(p.Until))
+	}
+	for job, p := range st.JobPauses {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, FieldJobPausePrefix+job, b)
+	}
+	if !sc.Retired.IsZero() {
+		a = append(a, FieldRetired, ms(sc.Retired))
+		if sc.RetiredBy != "" {
+			a = append(a, FieldRetiredBy, sc.RetiredBy)
+		}
+	}
+	return a, nil
+}
+
+// seedScript puts a schedule back as an instance last saw it: the whole
+// hash when it is missing, or only a later trigger state than the stored
+// one (another instance seeded it from an older look).
+//
+//	KEYS[1] schedule hash, KEYS[2] schedules index, KEYS[3] changed index
+//	ARGV[1] id, ARGV[2] now (ms), ARGV[3..8] state (stateArgs), ARGV[9]
+//	outcome, ARGV[10] saved (ms), ARGV[11…] the hash's field/value pairs
+//
+// Returns 1 when created, 2 when its state was advanced, 0 otherwise.
+var seedScript = redis.NewScript(stateLua + `
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 11))
+  redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+  return 1
+end
+if tonumber(ARGV[3]) > chronos_last_fired(KEYS[1]) then
+  chronos_save_state(KEYS[1], KEYS[3], ARGV[1], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
+  return 2
+end
+return 0
+`)
+
+// SeedResult says what Seed did.
+type SeedResult struct {
+	Created  int // schedules put back whole
+	Advanced int // schedules whose stored state was older than the seed's
+}
+
+// Seed puts schedules back into a registry that lost them, as the caller
+// last saw them (see the comment at the top of this file), in one
+// pipeline: a missing schedule is written whole, definition, creation
+// time, state and pauses; one that another instance seeded already only
+// gets a later state. Run it before Register, which would otherwise create
+// a missing schedule afresh.
+func (s *Store) Seed(ctx context.Context, scs []Schedule) (SeedResult, error) {
+	var res SeedResult
+	calls := make([]scriptCall, 0, len(scs))
+	now := s.cfg.Now().UnixMilli()
+	for _, sc := range scs {
+		fields, err := encodeSchedule(sc)
+		if err != nil {
+			return res, fmt.Errorf("schedstore: seed %q: %w", sc.ID, err)
+		}
+		args := append([]any{sc.ID, now}, stateArgs(sc.State.TriggerState)...)
+		args = append(args, sc.State.LastOutcome, ms(sc.State.Saved))
+		calls = append(calls, scriptCall{
+			keys: []string{s.keys.sched(sc.ID), s.keys.schedules(), s.keys.changed()},
+			args: append(args, fields...),
+		})
+	}
+	cmds, err := s.evalPipelined(ctx, seedScript, calls, nil)
+	if err != nil {
+		return res, fmt.Errorf("schedstore: seed: %w", err)
+	}
+	for i, c := range cmds {
+		n, err := c.Int()
+		if err != nil {
+			return res, fmt.Errorf("schedstore: seed %q: %w", scs[i].ID, err)
+		}
+		switch n {
+		case 1:
+			res.Created++
+		case 2:
+			res.Advanced++
+		}
+	}
+	return res, nil
+}
