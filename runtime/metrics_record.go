@@ -58,7 +58,7 @@ func (s *Scheduler) recordFirings(reqs []*fireReq, firings []*schedstore.Firing,
 	}
 	for i, r := range out {
 		q := reqs[i]
-		ev := FiredTrigger{Schedule: q.id, Source: q.source, Trigger: q.slot, Lag: done.Sub(q.at)}
+		ev := FiredTrigger{Schedule: q.id, Source: q.source, Trigger: q.slot, Lag: max(done.Sub(q.at), 0)}
 		switch {
 		case r.Err != nil && errors.Is(r.Err, context.Canceled):
 			// Shutdown or the end of the term cut the call short: not a

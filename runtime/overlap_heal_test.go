@@ -346,7 +346,7 @@ func TestOverlapCheckReadsABacklogInBoundedSteps(t *testing.T) {
 func TestOverlapSkipFiresAgainOnceItsQueuedRunIsLost(t *testing.T) {
 	e := newSchedEnv(t)
 	ctx := context.Background()
-	e.start(e.scheduler("a", SchedulerConfig{}, func(s *Scheduler) {
+	e.start(e.scheduler("a", SchedulerConfig{FireAhead: -1}, func(s *Scheduler) { // the run in the stream, not delayed
 		_ = RegisterInterval(s, time.Second, tick{}, WithScheduleID("lost"), WithOverlap(OverlapSkip))
 	}))
 	waitUntil(t, "a firing skipped behind the queued run", func() bool {

@@ -27,6 +27,7 @@ import (
 const (
 	DefaultLeaderTTL        = 5 * time.Second
 	DefaultMisfireThreshold = 60 * time.Second
+	DefaultFireAhead        = 250 * time.Millisecond
 )
 
 // SchedulerConfig configures a Scheduler. The zero value is a working
@@ -68,6 +69,19 @@ type SchedulerConfig struct {
 	// HistoryLimit is how many firing records are kept per schedule
 	// (default 100).
 	HistoryLimit int
+
+	// FireAhead is how long before its fire time the leader enqueues a
+	// trigger, into the delayed set with the exact fire time as its due
+	// time; the Servers' forwarders move it to the queue at that time
+	// (default DefaultFireAhead; negative: fire at the fire time). A
+	// burst of triggers due at the same second is then written before the
+	// second, and reaches the queue within milliseconds of it instead of
+	// after the burst's scripts ran one after another. What it costs: a
+	// pause or a definition change made within FireAhead of a fire time
+	// no longer stops that firing, each trigger is a delayed task (a
+	// ZADD, then the forwarder's move), and its task waits in the delayed
+	// set until a Server of its queue forwards it (docs/scheduler.md).
+	FireAhead time.Duration
 
 	// Replicas, if positive, is how many replicas the leader's writes
 	// must reach: every lease acquire and renewal and every firing first
@@ -123,6 +137,12 @@ func (c SchedulerConfig) withDefaults() SchedulerConfig {
 	}
 	if c.HistoryLimit <= 0 {
 		c.HistoryLimit = 100
+	}
+	switch {
+	case c.FireAhead == 0:
+		c.FireAhead = DefaultFireAhead
+	case c.FireAhead < 0:
+		c.FireAhead = 0
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -464,7 +484,7 @@ func (s *Scheduler) redeclare(ctx context.Context, hb schedstore.HeartbeatResult
 	var asOf time.Time
 	if hb.Lost {
 		var seeds []schedstore.Schedule
-		seeds, asOf = s.mirror.snapshot()
+		seeds, asOf = s.mirror.seeds(s.defs, s.self.Declarer())
 		var err error
 		if seeded, err = s.store.Seed(ctx, seeds); err != nil {
 			if ctx.Err() == nil {

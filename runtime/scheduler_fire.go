@@ -31,6 +31,9 @@ type fireReq struct {
 	state *trigger.State
 	// paused reports jobs of a group paused at firing time.
 	paused func(job string) bool
+	// ahead marks a trigger fired before its time (FireAhead): its tasks
+	// are delayed until then.
+	ahead bool
 }
 
 // dedupTTL is how long a trigger's dedup key lives.
@@ -67,6 +70,9 @@ func (s *Scheduler) firing(r *fireReq, now time.Time) (*schedstore.Firing, error
 			continue
 		}
 		m, due := j.opts.message(j.kind, j.payload, now)
+		if r.ahead { // fired ahead (FireAhead): due at its fire time
+			due = r.at.Add(j.opts.processIn)
+		}
 		m.ScheduleID = r.id
 		m.TriggerTime = r.slot.UnixMilli()
 		if p.overlap != OverlapAllow {

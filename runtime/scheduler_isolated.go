@@ -106,7 +106,7 @@ func (r *isolatedRunner) place(e *schedEntry, now time.Time) {
 		r.loop.Remove(e.id)
 		return
 	}
-	r.loop.SetAt(e.id, e.nextFunc(), e.state.Next)
+	r.loop.SetAt(e.id, e.nextFunc(0), e.state.Next)
 }
 
 func (r *isolatedRunner) onFire(ctx context.Context, now time.Time, batch []firing.Due) {

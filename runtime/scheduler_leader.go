@@ -283,6 +283,7 @@ func (ss *session) onFire(ctx context.Context, now time.Time, batch []firing.Due
 		return
 	}
 	r := ss.newRound(now)
+	r.ahead = ss.s.cfg.FireAhead // the loop wakes FireAhead before each fire time
 	ss.mu.Lock()
 	for _, d := range batch {
 		if e := ss.entries[d.ID]; e != nil {

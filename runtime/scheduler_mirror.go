@@ -2,7 +2,6 @@ package chronos
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -22,9 +21,23 @@ const mirrorSkew = 10 * time.Second
 // schedules), so it is at most a heartbeat behind the registry.
 type mirror struct {
 	mu   sync.Mutex
-	byID map[string]schedstore.Schedule
+	byID map[string]mirrored
 	seen time.Time // the latest change read
 	at   time.Time // when it was last brought up to date
+}
+
+// mirrored is what the mirror keeps of a schedule: what the registry
+// holds beyond the instance's own declaration, which it has in memory
+// anyway. It is put back with that declaration (seed).
+type mirrored struct {
+	created, defChanged time.Time
+	state               schedstore.State
+	retired             time.Time
+	retiredBy           string
+}
+
+func mirror1(sc schedstore.Schedule) mirrored {
+	return mirrored{created: sc.Created, defChanged: sc.DefChanged, state: sc.State, retired: sc.Retired, retiredBy: sc.RetiredBy}
 }
 
 // fill reads every declared schedule, at Start.
@@ -35,7 +48,11 @@ func (m *mirror) fill(ctx context.Context, store *schedstore.Store, ids []string
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.byID, m.seen, m.at = got, now.Add(-mirrorSkew), now
+	m.byID = make(map[string]mirrored, len(got))
+	for id, sc := range got {
+		m.byID[id] = mirror1(sc)
+	}
+	m.seen, m.at = now.Add(-mirrorSkew), now
 	return nil
 }
 
@@ -56,17 +73,30 @@ func (m *mirror) update(ctx context.Context, store *schedstore.Store, declared m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.byID == nil {
-		m.byID = map[string]schedstore.Schedule{}
+		m.byID = map[string]mirrored{}
 	}
-	maps.Copy(m.byID, got)
+	for id, sc := range got {
+		m.byID[id] = mirror1(sc)
+	}
 	m.seen, m.at = last, now
 	return nil
 }
 
-// snapshot returns what the mirror holds and when it was brought up to
-// date.
-func (m *mirror) snapshot() ([]schedstore.Schedule, time.Time) {
+// seeds returns the schedules to put back, each this instance's
+// declaration with what the mirror kept of its registry entry, and when
+// the mirror was last brought up to date. A schedule the mirror never saw
+// is left to Register.
+func (m *mirror) seeds(declared []schedstore.Definition, self schedstore.Declarer) ([]schedstore.Schedule, time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Collect(maps.Values(m.byID)), m.at
+	out := make([]schedstore.Schedule, 0, len(m.byID))
+	for _, d := range declared {
+		mr, ok := m.byID[d.ID]
+		if !ok {
+			continue
+		}
+		out = append(out, schedstore.Schedule{Definition: d, DefHash: d.Hash(), DeclaredBy: self, Created: mr.created,
+			DefChanged: mr.defChanged, State: mr.state, Retired: mr.retired, RetiredBy: mr.retiredBy})
+	}
+	return out, m.at
 }

@@ -46,11 +46,18 @@ func (e *schedEntry) jobPaused(now time.Time) func(string) bool {
 	return func(job string) bool { p, ok := pauses[job]; return ok && p.Active(now) }
 }
 
-// nextFunc is the firing loop's view of the trigger; the session resets
-// the loop entry from the evaluated state after every firing anyway.
-func (e *schedEntry) nextFunc() firing.NextFunc {
+// nextFunc is the firing loop's view of the trigger, ahead seconds early
+// (SchedulerConfig.FireAhead); the session resets the loop entry from the
+// evaluated state after every firing anyway.
+func (e *schedEntry) nextFunc(ahead time.Duration) firing.NextFunc {
 	trig := e.plan.trig
-	return func(after time.Time) time.Time { t, _ := trig.FireTimeAfter(after); return t }
+	return func(after time.Time) time.Time {
+		t, ok := trig.FireTimeAfter(after.Add(ahead))
+		if !ok {
+			return time.Time{}
+		}
+		return t.Add(-ahead)
+	}
 }
 
 // round is one evaluate-and-fire pass of the leader. Under ss.mu it
@@ -62,6 +69,7 @@ func (e *schedEntry) nextFunc() firing.NextFunc {
 type round struct {
 	ss    *session
 	now   time.Time
+	ahead time.Duration // fire times up to now+ahead are fired (the firing loop's rounds)
 	reqs  []*fireReq
 	saves []*schedEntry
 }
@@ -71,7 +79,10 @@ func (ss *session) newRound(now time.Time) *round { return &round{ss: ss, now: n
 // add evaluates e for source ("trigger" or "catchup") and places it in the
 // loop. ss.mu is held.
 func (r *round) add(e *schedEntry, source string) {
-	reqs, save := r.ss.evaluate(e, r.now, source)
+	reqs, save := r.ss.evaluate(e, r.now.Add(r.ahead), source)
+	for _, q := range reqs {
+		q.ahead = q.at.After(r.now)
+	}
 	r.reqs = append(r.reqs, reqs...)
 	if save {
 		r.saves = append(r.saves, e)
@@ -145,7 +156,8 @@ func (ss *session) place(e *schedEntry, now time.Time) {
 		return
 	}
 	delete(ss.idle, e.id)
-	ss.loop.SetAt(e.id, e.nextFunc(), e.state.Next)
+	ahead := ss.s.cfg.FireAhead
+	ss.loop.SetAt(e.id, e.nextFunc(ahead), e.state.Next.Add(-ahead))
 }
 
 // save writes states that changed without a firing (a misfire policy

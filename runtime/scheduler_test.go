@@ -92,15 +92,27 @@ func (e *schedEnv) start(s *Scheduler) *Scheduler {
 	return s
 }
 
+// tasks returns the tasks of queue, in its stream and in its delayed set
+// (where the leader puts a trigger it fires ahead: SchedulerConfig.FireAhead).
 func (e *schedEnv) tasks(queue string) []*rdb.Message {
 	e.t.Helper()
-	xs, err := e.rdb.XRange(context.Background(), rdb.NewKeys("").Stream(queue), "-", "+").Result()
+	ctx := context.Background()
+	k := rdb.NewKeys("")
+	xs, err := e.rdb.XRange(ctx, k.Stream(queue), "-", "+").Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		e.t.Fatalf("XRANGE: %v", err)
 	}
-	var out []*rdb.Message
+	raw := make([]string, 0, len(xs))
 	for _, x := range xs {
-		m, err := rdb.Decode([]byte(x.Values["m"].(string)))
+		raw = append(raw, x.Values["m"].(string))
+	}
+	delayed, err := e.rdb.ZRange(ctx, k.Delayed(queue), 0, -1).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		e.t.Fatalf("ZRANGE: %v", err)
+	}
+	var out []*rdb.Message
+	for _, r := range append(raw, delayed...) {
+		m, err := rdb.Decode([]byte(r))
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -947,5 +959,52 @@ func TestAnOperatorRetiresAndDeletesAnUndeclaredSchedule(t *testing.T) {
 	}
 	if err := e.insp.RetireSchedule(ctx, "old", "ops"); !errors.Is(err, ErrScheduleNotFound) {
 		t.Fatalf("retiring an unknown schedule: %v", err)
+	}
+}
+
+// With FireAhead the leader enqueues each trigger before its fire time,
+// into the delayed set with the fire time as its due time: the handler
+// never starts before the trigger's second, and the task was written
+// before it.
+func TestTriggersFiredAheadNeverRunEarly(t *testing.T) {
+	e := newSchedEnv(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	var early, ran []string
+	mux := NewMux()
+	AddHandler(mux, func(ctx context.Context, task *Task[tick]) error {
+		now := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		ran = append(ran, task.ID)
+		if now.Before(task.TriggerTime) {
+			early = append(early, fmt.Sprintf("%v started %v early", task.TriggerTime, task.TriggerTime.Sub(now)))
+		}
+		if !time.UnixMilli(task.EnqueuedAt.UnixMilli()).Before(task.TriggerTime) {
+			early = append(early, fmt.Sprintf("%v enqueued at %v, not ahead", task.TriggerTime, task.EnqueuedAt))
+		}
+		return nil
+	})
+	srv := NewServer(e.redis.NewClient(nil), ServerConfig{Logger: slog.New(slog.DiscardHandler)})
+	if err := srv.Start(ctx, mux); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	s := e.start(e.scheduler("a", SchedulerConfig{FireAhead: 300 * time.Millisecond}, func(s *Scheduler) {
+		_ = RegisterInterval(s, time.Second, tick{}, WithScheduleID("sec"))
+	}))
+	waitLeader(t, s)
+	waitUntil(t, "four runs", func() bool { mu.Lock(); defer mu.Unlock(); return len(ran) >= 4 })
+	mu.Lock()
+	defer mu.Unlock()
+	// The first firing of a term is a catch-up evaluated at the time, not
+	// ahead: only the loop's firings are checked for being ahead.
+	if len(early) > 1 {
+		t.Fatalf("triggers fired ahead: %v", early)
+	}
+	for _, x := range early {
+		if strings.Contains(x, "early") && strings.Contains(x, "started") {
+			t.Fatalf("a handler ran before its trigger: %s", x)
+		}
 	}
 }

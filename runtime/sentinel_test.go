@@ -288,15 +288,25 @@ func sentinelSchedulers(t *testing.T, d *redistest.Sentinel, n int, ttl time.Dur
 }
 
 // streamTasks reads the default queue's stream through c.
+// streamTasks returns the tasks of the default queue: in its stream, and in
+// its delayed set for the triggers the leader fired ahead (FireAhead).
 func streamTasks(t *testing.T, c redis.UniversalClient) []*rdb.Message {
 	t.Helper()
-	xs, err := c.XRange(context.Background(), rdb.NewKeys("").Stream(DefaultQueue), "-", "+").Result()
+	k := rdb.NewKeys("")
+	xs, err := c.XRange(context.Background(), k.Stream(DefaultQueue), "-", "+").Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatalf("XRANGE: %v", err)
 	}
-	out := make([]*rdb.Message, 0, len(xs))
+	raw, err := c.ZRange(context.Background(), k.Delayed(DefaultQueue), 0, -1).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		t.Fatalf("ZRANGE: %v", err)
+	}
 	for _, x := range xs {
-		m, err := rdb.Decode([]byte(x.Values["m"].(string)))
+		raw = append(raw, x.Values["m"].(string))
+	}
+	out := make([]*rdb.Message, 0, len(raw))
+	for _, r := range raw {
+		m, err := rdb.Decode([]byte(r))
 		if err != nil {
 			t.Fatal(err)
 		}

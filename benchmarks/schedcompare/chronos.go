@@ -49,6 +49,20 @@ func runChronos(ctx context.Context, cfg config, addr string, admin *redis.Clien
 			return nil, fmt.Errorf("chronos: register schedule %d: %w", i, err)
 		}
 	}
+	// The leader fires each trigger ahead into the delayed set
+	// (SchedulerConfig.FireAhead); a Server's forwarder moves it to the
+	// stream at its fire time. The queue is paused so that the tasks stay
+	// in the stream for streamLags to read: a paused queue is still
+	// forwarded, and nothing takes its tasks.
+	insp := chronos.NewInspector(admin)
+	if err := insp.PauseQueue(ctx, chronos.DefaultQueue); err != nil {
+		return nil, fmt.Errorf("chronos: pause the queue: %w", err)
+	}
+	srv := chronos.NewServer(rdb, chronos.ServerConfig{Logger: quiet})
+	if err := srv.Start(ctx, chronos.NewMux()); err != nil {
+		return nil, fmt.Errorf("chronos: start server: %w", err)
+	}
+	defer func() { _ = srv.Shutdown(context.Background()) }()
 	if err := s.Start(ctx); err != nil {
 		return nil, fmt.Errorf("chronos: start scheduler: %w", err)
 	}
@@ -58,7 +72,6 @@ func runChronos(ctx context.Context, cfg config, addr string, admin *redis.Clien
 			_ = s.Shutdown(context.Background())
 		}
 	}()
-	insp := chronos.NewInspector(admin)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		l, err := insp.SchedulerLeader(ctx)
 		if err != nil {
