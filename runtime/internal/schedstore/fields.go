@@ -18,6 +18,11 @@ const (
 	FieldSource   = "source"
 	FieldDefHash  = "def_hash"
 
+	// Health thresholds of the definition, outside def_hash (see
+	// Definition.LateAfter).
+	FieldLateAfter    = "late_after"    // milliseconds
+	FieldFailingAfter = "failing_after" // runs
+
 	// Which instance's declaration is in force (see Declarer).
 	FieldDeclaredBy      = "declared_by"
 	FieldDeclaredVersion = "declared_version"

@@ -246,6 +246,12 @@ func decodeSchedule(m map[string]string) (Schedule, error) {
 	d.ID, d.Kind, d.Spec, d.Zone = m[FieldID], m[FieldKind], m[FieldSpec], m[FieldZone]
 	d.Policy, d.Group, d.Overlap, d.Source = m[FieldPolicy], m[FieldGroup], m[FieldOverlap], m[FieldSource]
 	d.Isolated = m[FieldIsolated] == "1"
+	if n, err := strconv.ParseInt(m[FieldLateAfter], 10, 64); err == nil && n > 0 {
+		d.LateAfter = time.Duration(n) * time.Millisecond
+	}
+	if n, err := strconv.Atoi(m[FieldFailingAfter]); err == nil && n > 0 {
+		d.FailingAfter = n
+	}
 	if j := m[FieldJobs]; j != "" {
 		if err := json.Unmarshal([]byte(j), &d.Jobs); err != nil {
 			return sc, fmt.Errorf("schedstore: schedule %q: jobs: %w", d.ID, err)
