@@ -61,3 +61,43 @@ func TestNegativeHealthThresholdsAreInvalid(t *testing.T) {
 		t.Error("a negative FailingAfter is valid")
 	}
 }
+
+// Schedule health counts lateness from the end of a pause, so the store
+// remembers when an operator ended one.
+func TestResumeRecordsWhenThePauseOfTheScheduleEnded(t *testing.T) {
+	w := newWorld(t)
+	g := def("group", "x")
+	g.Jobs = append(g.Jobs, Job{Name: "extra", Kind: "other"})
+	st, _ := w.instance("a", "v1", g)
+
+	if ok, err := st.Resume(ctx, "group", ""); ok || err != nil {
+		t.Fatalf("Resume without a pause = %v, %v; want false", ok, err)
+	}
+	if sc := mustGet(t, st, "group"); !sc.State.Resumed.IsZero() {
+		t.Fatalf("resumed at %v without a pause", sc.State.Resumed)
+	}
+
+	if err := st.Pause(ctx, "group", Pause{Who: "ops"}); err != nil {
+		t.Fatal(err)
+	}
+	w.clk.Advance(time.Hour)
+	if ok, err := st.Resume(ctx, "group", ""); !ok || err != nil {
+		t.Fatalf("Resume = %v, %v", ok, err)
+	}
+	sc := mustGet(t, st, "group")
+	if sc.State.Pause != nil || !sc.State.Resumed.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("pause %+v resumed %v; want none, resumed an hour after t0", sc.State.Pause, sc.State.Resumed)
+	}
+
+	// Resuming one job of a group is not the end of a schedule's pause.
+	if err := st.Pause(ctx, "group", Pause{Job: "extra"}); err != nil {
+		t.Fatal(err)
+	}
+	w.clk.Advance(time.Hour)
+	if ok, _ := st.Resume(ctx, "group", "extra"); !ok {
+		t.Fatal("Resume of the job reported no pause")
+	}
+	if sc := mustGet(t, st, "group"); !sc.State.Resumed.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("resumed %v after a job's resume; want unchanged", sc.State.Resumed)
+	}
+}

@@ -76,15 +76,34 @@ func (s *Store) Pause(ctx context.Context, id string, p Pause) error {
 }
 
 // Resume ends the pause of schedule id (job == "") or of one of its jobs.
-// It reports whether there was a pause to end.
+// It reports whether there was a pause to end. Ending a pause of the whole
+// schedule records when (State.Resumed).
 func (s *Store) Resume(ctx context.Context, id, job string) (bool, error) {
-	fields := []string{FieldPaused, FieldPauseNote, FieldPausedBy, FieldPausedAt, FieldPauseUntil}
+	key := s.keys.sched(id)
 	if job != "" {
-		fields = []string{FieldJobPausePrefix + job}
+		n, err := s.client.HDel(ctx, key, FieldJobPausePrefix+job).Result()
+		if err != nil {
+			return false, fmt.Errorf("schedstore: resume %q: %w", id, err)
+		}
+		return n > 0, nil
 	}
-	n, err := s.client.HDel(ctx, s.keys.sched(id), fields...).Result()
+	n, err := resumeScript.Run(ctx, s.client, []string{key}, ms(s.cfg.Now())).Int()
 	if err != nil {
 		return false, fmt.Errorf("schedstore: resume %q: %w", id, err)
 	}
 	return n > 0, nil
 }
+
+// resumeScript ends the pause of a whole schedule and, if there was one,
+// records when.
+//
+//	KEYS[1] schedule hash
+//	ARGV[1] now (ms)
+//
+// Returns 1 when a pause ended, 0 when there was none.
+var resumeScript = redis.NewScript(`
+if redis.call('HDEL', KEYS[1], '` + FieldPaused + `', '` + FieldPauseNote + `', '` + FieldPausedBy + `', '` +
+	FieldPausedAt + `', '` + FieldPauseUntil + `') == 0 then return 0 end
+redis.call('HSET', KEYS[1], '` + FieldResumedAt + `', ARGV[1])
+return 1
+`)

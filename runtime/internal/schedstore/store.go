@@ -139,6 +139,9 @@ type State struct {
 	Saved time.Time
 	// Pause is set while the whole schedule is paused (see Paused).
 	Pause *PauseInfo
+	// Resumed is when an operator last ended a pause of the whole
+	// schedule (zero: never, or before versions that record it).
+	Resumed time.Time
 	// JobPauses holds the paused jobs of a group, by job name.
 	JobPauses map[string]PauseInfo
 }
@@ -268,6 +271,7 @@ func decodeSchedule(m map[string]string) (Schedule, error) {
 	st.Complete = m[FieldComplete] == "1"
 	st.Saved = msTime(m[FieldStateSaved])
 	st.LastOutcome = m[FieldLastOutcome]
+	st.Resumed = msTime(m[FieldResumedAt])
 	if m[FieldPaused] == "1" {
 		st.Pause = &PauseInfo{Note: m[FieldPauseNote], Who: m[FieldPausedBy], At: msTime(m[FieldPausedAt]), Until: msTime(m[FieldPauseUntil])}
 	}
