@@ -47,6 +47,14 @@ func (e *schedEnv) waitState(id string, state HealthState) *Health {
 	return h
 }
 
+func TestOnlyLateAndFailingAreProblems(t *testing.T) {
+	for st, want := range map[HealthState]bool{HealthOK: false, HealthLate: true, HealthFailing: true, HealthPaused: false, HealthRetired: false} {
+		if st.Problem() != want {
+			t.Errorf("%s.Problem() = %v", st, !want)
+		}
+	}
+}
+
 func TestHealthThresholdsAreScheduleOptions(t *testing.T) {
 	e := newSchedEnv(t)
 	s := e.scheduler("a", SchedulerConfig{}, func(s *Scheduler) {

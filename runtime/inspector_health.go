@@ -180,7 +180,7 @@ func healthOf(sc *schedstore.Schedule, info *ScheduleInfo, last map[string]sched
 				what = "no instance fired it"
 			}
 			h.Reason = fmt.Sprintf("fire time %s passed %s ago and %s (late after %s)",
-				fmtHealthTime(due), h.Lateness.Round(time.Second), what, h.LateAfter)
+				fmtHealthTime(due), roundLateness(h.Lateness), what, h.LateAfter)
 			return h
 		}
 	}
@@ -320,6 +320,18 @@ func failureText(r rdb.RunRecord) string {
 		s += ": " + oneLineText(r.Error, 120)
 	}
 	return s
+}
+
+// roundLateness rounds d for a reason line, finely enough that a lateness
+// just over a short LateAfter does not read as equal to it.
+func roundLateness(d time.Duration) time.Duration {
+	switch {
+	case d < 10*time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d < time.Hour:
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Minute)
 }
 
 // fmtHealthTime is how reasons write times: RFC 3339 in UTC, to the second.
