@@ -152,3 +152,27 @@ func TestAnIsolatedScheduleIsLateOnceItsLastInstanceStops(t *testing.T) {
 		t.Fatalf("late: %+v", h)
 	}
 }
+
+// A trigger with no fire times left is never late.
+func TestACompleteScheduleIsNeverLate(t *testing.T) {
+	e := newSchedEnv(t)
+	mux := NewMux()
+	AddHandler(mux, func(ctx context.Context, t *Task[tick]) error { return nil })
+	e.worker(mux)
+	e.start(e.scheduler("a", SchedulerConfig{}, func(s *Scheduler) {
+		if err := RegisterSimple(s, Simple{Start: time.Now().Add(300 * time.Millisecond), Repeat: 0}, tick{}, WithScheduleID("once")); err != nil {
+			t.Fatal(err)
+		}
+	}))
+	waitUntil(t, "the one fire", func() bool {
+		info, err := e.insp.Schedule(context.Background(), "once")
+		return err == nil && info.Complete
+	})
+	hs, err := e.insp.scheduleHealth(context.Background(), time.Now().Add(24*time.Hour), []string{"once"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := hs["once"]; h.State != HealthOK || h.Reason != "the trigger is complete" || h.Lateness != 0 {
+		t.Fatalf("a day after its only fire: %+v", h)
+	}
+}

@@ -246,6 +246,23 @@ func TestAGroupIsFailingWhenTheRunsOfOneOfItsKindsFail(t *testing.T) {
 	}
 }
 
+// An operator who pauses a failing schedule has seen it: it is paused.
+func TestPausedTakesPrecedenceOverFailing(t *testing.T) {
+	e := newSchedEnv(t)
+	e.declare(everyMinute("broken"))
+	due := e.firstFire("broken")
+	for k := range 3 {
+		e.ran("tick", "broken", rdb.RunDead, due.Add(-time.Duration(k+1)*time.Minute), "boom")
+	}
+	wantState(t, "failing", e.healthAt(due, "broken"), HealthFailing)
+	if err := e.insp.PauseSchedule(context.Background(), "broken", PauseOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if h := e.healthAt(due, "broken"); h.State != HealthPaused || h.Failures != 3 {
+		t.Fatalf("paused while failing: %+v; want paused, its failures still counted", h)
+	}
+}
+
 func TestLateTakesPrecedenceOverFailing(t *testing.T) {
 	e := newSchedEnv(t)
 	e.declare(everyMinute("broken"))
@@ -343,12 +360,18 @@ func TestScheduleHealthCostsAFixedNumberOfRoundTrips(t *testing.T) {
 		d.Isolated = k%2 == 0
 		defs = append(defs, d)
 	}
-	defs = append(defs, everyMinute("busy"), everyMinute("rare"))
+	defs = append(defs, everyMinute("busy"), everyMinute("rare"), everyMinute("lost"))
 	e.declare(defs...)
+	// rare's success is among the newest 1,000 records of tick, but not
+	// the newest 100; lost's is beyond.
 	t0 := time.Now().Add(-time.Hour).Truncate(time.Millisecond) // the records' precision
+	e.ran("tick", "lost", rdb.RunSuccess, t0.Add(-time.Minute), "")
+	for k := range 30 {
+		e.ran("tick", "busy", rdb.RunSuccess, t0.Add(-time.Duration(k+1)*time.Millisecond), "")
+	}
 	e.ran("tick", "rare", rdb.RunSuccess, t0, "")
-	for k := range healthRunScan + 20 {
-		e.ran("tick", "busy", rdb.RunSuccess, t0.Add(time.Duration(k+1)*time.Second), "")
+	for k := range healthRunDepth - 30 {
+		e.ran("tick", "busy", rdb.RunSuccess, t0.Add(time.Duration(k+1)*time.Millisecond), "")
 	}
 
 	c := e.redis.NewClient(nil)
@@ -366,5 +389,8 @@ func TestScheduleHealthCostsAFixedNumberOfRoundTrips(t *testing.T) {
 	}
 	if h := hs["rare"]; !h.LastSuccess.Equal(t0.Add(time.Second)) {
 		t.Errorf("rare: last success %v, want %v from beyond the first %d records", h.LastSuccess, t0.Add(time.Second), healthRunScan)
+	}
+	if h := hs["lost"]; !h.LastSuccess.IsZero() || h.LastOutcome != "" {
+		t.Errorf("lost: %+v; want nothing known beyond the newest %d records", h, healthRunDepth)
 	}
 }
