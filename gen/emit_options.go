@@ -24,6 +24,10 @@ func emitOverlap(o Option) jen.Code {
 	return runtimeCall("WithOverlap", jen.Qual(RuntimePath, "Overlap"+upperFirst(o.Str)))
 }
 
+func emitLateAfter(o Option) jen.Code { return runtimeCall("WithLateAfter", durationCode(o.Dur)) }
+
+func emitFailingAfter(o Option) jen.Code { return runtimeCall("WithFailingAfter", jen.Lit(o.Int)) }
+
 func emitQueue(o Option) jen.Code { return runtimeCall("WithQueue", jen.Lit(o.Str)) }
 
 func emitMaxRetry(o Option) jen.Code { return runtimeCall("WithMaxRetry", jen.Lit(o.Int)) }

@@ -309,6 +309,9 @@ func defaultID(taskKind string, def schedstore.Definition) string {
 func finishDefinition(def *schedstore.Definition, cfg scheduleConfig, now time.Time) error {
 	so := cfg.sched
 	def.Zone, def.Isolated, def.Source = so.zone, so.isolated, so.source
+	if err := setHealthThresholds(def, so); err != nil {
+		return err
+	}
 	if so.misfire != "" && so.misfire != trigger.PolicySmart.String() {
 		def.Policy = so.misfire
 	}

@@ -3,6 +3,7 @@ package chronos
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/chronos-go/chronos/runtime/cron"
 )
@@ -19,6 +20,10 @@ type schedOptions struct {
 	isolated bool
 	overlap  Overlap
 	source   string
+
+	// Health thresholds (health.go); zero: the defaults.
+	lateAfter    time.Duration
+	failingAfter int
 }
 
 // schedOption is a ScheduleOption that sets scheduler settings only.

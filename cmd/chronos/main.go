@@ -12,6 +12,7 @@
 //
 //	schedules                    list every schedule
 //	schedule ID                  one schedule, its next 5 fire times and last 10 firings
+//	health [-o text|json]        late and failing schedules; exit status 1 if any
 //	pause ID [-job NAME] [-note TEXT] [-until RFC3339|DURATION] [-who NAME]
 //	resume ID [-job NAME]
 //	trigger ID [-who NAME]       fire once now, outside the trigger

@@ -40,6 +40,7 @@ type command struct {
 func commands() []command {
 	var cs []command
 	cs = append(cs, scheduleCommands()...)
+	cs = append(cs, healthCommands()...)
 	cs = append(cs, controlCommands()...)
 	cs = append(cs, clusterCommands()...)
 	cs = append(cs, taskCommands()...)

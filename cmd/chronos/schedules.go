@@ -19,7 +19,7 @@ const (
 func scheduleCommands() []command {
 	return []command{
 		{name: "schedules", synopsis: "", run: runSchedules,
-			summary: "List every schedule: trigger, zone, next fire, last firing and outcome, pause, source."},
+			summary: "List every schedule: trigger, zone, next fire, last firing and outcome, pause, health, source."},
 		{name: "schedule", synopsis: "ID", run: runSchedule,
 			summary: fmt.Sprintf("Show one schedule in full, its next %d fire times and its last %d firings.", detailNextFires, detailHistory)},
 	}
@@ -37,16 +37,28 @@ func runSchedules(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	health, err := insp.ScheduleHealth(ctx)
+	if err != nil {
+		return err
+	}
 	if c.json {
 		out := make([]*scheduleView, len(list))
 		for k, s := range list {
 			out[k] = newScheduleView(s)
+			if h := health[s.ID]; h != nil {
+				hv := newHealthView("", h)
+				out[k].Health = &hv
+			}
 		}
 		return c.printJSON(out)
 	}
-	t := newTable(c.stdout, "ID", "TRIGGER", "ZONE", "NEXT FIRE", "LAST FIRED", "LAST OUTCOME", "PAUSED", "SOURCE")
+	t := newTable(c.stdout, "ID", "TRIGGER", "ZONE", "NEXT FIRE", "LAST FIRED", "LAST OUTCOME", "PAUSED", "HEALTH", "SOURCE")
 	for _, s := range list {
-		t.row(s.ID, triggerText(s), s.TimeZone, nextText(s), fmtTime(s.LastFired), s.LastOutcome, pausedText(s), s.Source)
+		var state string
+		if h := health[s.ID]; h != nil {
+			state = string(h.State)
+		}
+		t.row(s.ID, triggerText(s), s.TimeZone, nextText(s), fmtTime(s.LastFired), s.LastOutcome, pausedText(s), state, s.Source)
 	}
 	return t.flush()
 }
@@ -262,6 +274,8 @@ type scheduleView struct {
 	DeclaredBy      string     `json:"declared_by,omitempty"`
 	DeclaredVersion string     `json:"declared_version,omitempty"`
 	Created         time.Time  `json:"created,omitzero"`
+	// Health is set by "chronos schedules" only.
+	Health *healthView `json:"health,omitempty"`
 }
 
 type pauseView struct {

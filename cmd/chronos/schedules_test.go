@@ -11,12 +11,12 @@ func TestSchedulesListsEveryScheduleWithItsTriggerAndState(t *testing.T) {
 	out := c.ok("schedules")
 
 	header := strings.Fields(strings.SplitN(out, "\n", 2)[0])
-	want := []string{"ID", "TRIGGER", "ZONE", "NEXT", "FIRE", "LAST", "FIRED", "LAST", "OUTCOME", "PAUSED", "SOURCE"}
+	want := []string{"ID", "TRIGGER", "ZONE", "NEXT", "FIRE", "LAST", "FIRED", "LAST", "OUTCOME", "PAUSED", "HEALTH", "SOURCE"}
 	if strings.Join(header, " ") != strings.Join(want, " ") {
 		t.Fatalf("header %q, want %q", header, want)
 	}
 	daily := lineOf(t, out, "reports.daily")
-	for _, part := range []string{"cron 0 0 2 * * ?", "Asia/Seoul", "T17:00:00Z", " no ", "jobs.go:42"} {
+	for _, part := range []string{"cron 0 0 2 * * ?", "Asia/Seoul", "T17:00:00Z", " no ", " ok ", "jobs.go:42"} {
 		if !strings.Contains(daily, part) {
 			t.Errorf("reports.daily row %q lacks %q", daily, part)
 		}
@@ -48,6 +48,9 @@ func TestSchedulesJSONIsTheStoredDefinitionAndState(t *testing.T) {
 	}
 	if n := byID["nightly"]; len(n.Jobs) != 2 || n.Jobs[0].Name != "users" || n.Jobs[1].Name != "orders" {
 		t.Fatalf("nightly jobs = %+v", n.Jobs)
+	}
+	if h := d.Health; h == nil || h.State != "ok" || h.LateAfter != "1m0s" || h.FailingAfter != 3 {
+		t.Fatalf("reports.daily health = %+v, want ok with the default thresholds", h)
 	}
 }
 

@@ -95,6 +95,9 @@ func TestWebServesTheConsoleOnLoopbackUntilInterrupted(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(body, "sched-a") {
 		t.Fatalf("overview: %d\n%s", status, body)
 	}
+	if !strings.Contains(body, `<span class="health h-ok">ok</span> 3</a>`) {
+		t.Errorf("the overview does not show the health of the 3 schedules:\n%s", body)
+	}
 	status, body = httpGet(t, w.url+"schedules/reports.daily", nil)
 	if status != http.StatusOK || !strings.Contains(body, "Asia/Seoul") {
 		t.Fatalf("schedule page: %d", status)

@@ -57,7 +57,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, jobs *Jobs)
 	if err := chronos.RegisterCron(sched, "0 0 2 * * ?", JobsDailyReportArgs{}, chronos.WithScheduleID("basic.Jobs.DailyReport"), chronos.WithTimeZone("Asia/Seoul"), chronos.WithMisfire("doNothing"), chronos.WithIsolated(false), chronos.WithSource("jobs.go", 18)); err != nil {
 		return err
 	}
-	if err := chronos.RegisterInterval(sched, 30*time.Second, HealthCheckArgs{}, chronos.WithScheduleID("basic.Jobs.HealthCheck"), chronos.WithQueue("critical"), chronos.WithMaxRetry(3), chronos.WithSource("jobs.go", 29)); err != nil {
+	if err := chronos.RegisterInterval(sched, 30*time.Second, HealthCheckArgs{}, chronos.WithScheduleID("basic.Jobs.HealthCheck"), chronos.WithLateAfter(2*time.Minute), chronos.WithFailingAfter(5), chronos.WithQueue("critical"), chronos.WithMaxRetry(3), chronos.WithSource("jobs.go", 29)); err != nil {
 		return err
 	}
 	if err := chronos.RegisterSimple(sched, chronos.Simple{Every: time.Hour, Start: time.Date(2025, time.December, 31, 15, 0, 0, 0, time.UTC), End: time.Date(2027, time.January, 1, 0, 0, 0, 0, time.UTC), Repeat: -1}, &PurgeArgs{}, chronos.WithScheduleID("basic.Purge"), chronos.WithSource("jobs.go", 54)); err != nil {

@@ -62,6 +62,7 @@ func RegisterChronosJobs(sched *chronos.Scheduler, mux *chronos.Mux, exports *Ex
 			chronos.CronTrigger("0 0 3 * * ?"),
 			chronos.WithTimeZone("Europe/Paris"),
 			chronos.WithMisfire("doNothing"),
+			chronos.WithLateAfter(15*time.Minute),
 			chronos.WithQueue("batch"),
 			chronos.WithSource("doc.go", 4),
 		)

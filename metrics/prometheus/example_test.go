@@ -14,7 +14,7 @@ import (
 )
 
 // Example wires one Metrics into a Server and a Scheduler, adds the queue
-// collector, and serves everything on /metrics.
+// and schedule health collectors, and serves everything on /metrics.
 func Example() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
@@ -24,7 +24,10 @@ func Example() {
 	m.MustRegister(reg)
 	// Queue depths are read from Redis at scrape time; the numbers are the
 	// same from every replica, so one exporter of them is enough.
-	reg.MustRegister(chronosprom.QueueCollector(chronos.NewInspector(rdb), "default", "critical"))
+	insp := chronos.NewInspector(rdb)
+	reg.MustRegister(chronosprom.QueueCollector(insp, "default", "critical"))
+	// So is schedule health: late and failing schedules, per schedule.
+	reg.MustRegister(chronosprom.HealthCollector(insp, chronosprom.HealthOptions{}))
 
 	srv := chronos.NewServer(rdb, chronos.ServerConfig{
 		Queues:  map[string]int{"critical": 6, "default": 1},

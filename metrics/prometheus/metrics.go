@@ -1,5 +1,6 @@
 // Package prometheus exports what chronos Servers and Schedulers measure as
-// Prometheus metrics, and the state of queues at scrape time.
+// Prometheus metrics, and the state of queues and the health of schedules
+// at scrape time.
 //
 // It is a module of its own, so that the chronos runtime does not depend
 // on the Prometheus client. Create one Metrics per process, pass it as
@@ -10,6 +11,7 @@
 //	srv := chronos.NewServer(rdb, chronos.ServerConfig{Metrics: m})
 //	sched := chronos.NewScheduler(rdb, chronos.SchedulerConfig{Metrics: m})
 //	reg.MustRegister(prometheus.QueueCollector(chronos.NewInspector(rdb), "default"))
+//	reg.MustRegister(prometheus.HealthCollector(chronos.NewInspector(rdb), prometheus.HealthOptions{}))
 //
 // The metrics, their labels and what their cardinality depends on are
 // listed in docs/metrics.md of the chronos repository.

@@ -68,8 +68,8 @@ type Options struct {
 	// the default LeaderTTL).
 	StaleAfter time.Duration
 
-	// Health computes schedule health. Default: the Inspector, if it
-	// implements HealthSource; otherwise health shows as not available.
+	// Health computes schedule health. Default: the Inspector's
+	// ScheduleHealth (InspectorHealth).
 	Health HealthSource
 	// Retire retires schedules. Default: the Inspector, if it implements
 	// Retirer; otherwise the retire action shows as not available.
@@ -134,7 +134,7 @@ func New(insp *chronos.Inspector, opts Options) *Console {
 		c.opts.Who = defaultWho
 	}
 	if c.opts.Health == nil {
-		c.opts.Health, _ = any(insp).(HealthSource)
+		c.opts.Health = InspectorHealth(insp)
 	}
 	if c.opts.Retire == nil {
 		c.opts.Retire, _ = any(insp).(Retirer)

@@ -3,30 +3,35 @@ package console
 import (
 	"context"
 	"time"
+
+	chronos "github.com/chronos-go/chronos/runtime"
 )
 
-// The interfaces in this file are capabilities the console shows but the
-// runtime does not provide yet (schedule health, retiring a schedule, the
-// start of the leader's term). The console calls them when Options, or the
-// Inspector itself, provides them, and shows "not available" otherwise, so
-// it works with every runtime version.
+// The interfaces in this file are capabilities the console shows through
+// a small interface of its own: schedule health (by default the
+// Inspector's, InspectorHealth), retiring a schedule and the start of the
+// leader's term (the Inspector's if it implements them). The console
+// calls what Options, or the Inspector, provides, and shows "not
+// available" otherwise, so it works with every runtime version.
 
-// HealthState is the health of a schedule, as issue 11 §3 defines it.
+// HealthState is the health of a schedule: the state names of
+// chronos.HealthState.
 type HealthState string
 
-// The health states of a schedule.
+// The health states of a schedule (see chronos.HealthState for their
+// definitions).
 const (
 	// HealthOK: the schedule fires on time and its runs succeed.
-	HealthOK HealthState = "ok"
+	HealthOK = HealthState(chronos.HealthOK)
 	// HealthLate: a fire time passed more than a grace period ago and
 	// nothing was enqueued for it.
-	HealthLate HealthState = "late"
+	HealthLate = HealthState(chronos.HealthLate)
 	// HealthFailing: its last runs failed or were dead-lettered.
-	HealthFailing HealthState = "failing"
+	HealthFailing = HealthState(chronos.HealthFailing)
 	// HealthPaused: the schedule (or every job of it) is paused.
-	HealthPaused HealthState = "paused"
+	HealthPaused = HealthState(chronos.HealthPaused)
 	// HealthRetired: no live instance declares the schedule any more.
-	HealthRetired HealthState = "retired"
+	HealthRetired = HealthState(chronos.HealthRetired)
 )
 
 // Health is the health of one schedule.
@@ -35,7 +40,7 @@ type Health struct {
 	// Reason says why, in one line, for the page
 	// ("fire time 02:00Z passed 5m ago, grace 1m").
 	Reason string
-	// Since is when the schedule entered State; zero if unknown.
+	// Since is when the condition State reports began; zero if unknown.
 	Since time.Time
 }
 

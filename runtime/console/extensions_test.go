@@ -52,16 +52,27 @@ func (s fakeSince) LeaderSince(ctx context.Context, epoch int64) (time.Time, err
 	return time.Time(s), nil
 }
 
-func TestHealthAndLeaderSinceAreNotAvailableWithoutABackend(t *testing.T) {
+// Without Options.Health the console shows the Inspector's schedule
+// health; without Options.LeaderSince, "since" is not recorded.
+func TestHealthComesFromTheInspectorAndLeaderSinceIsNotAvailableWithoutABackend(t *testing.T) {
 	f := start(t, fixtureOptions{})
 	f.waitLeader()
 	b := f.browser()
-	contains(t, "overview", b.ok("/"), `id="health-na"`, "Not available", "since: not recorded")
-	body := b.ok("/schedules")
-	contains(t, "schedules", body, "Health is not available")
-	if strings.Contains(body, `name="health"`) {
-		t.Error("the health filter is offered without health")
+	overview := b.ok("/")
+	contains(t, "overview", overview, `<span class="health h-ok">ok</span> 5</a>`, "since: not recorded")
+	if strings.Contains(overview, `id="health-na"`) {
+		t.Error("the overview says health is not available")
 	}
+	body := b.ok("/schedules")
+	contains(t, "schedules", body, `name="health"`)
+	if strings.Contains(body, "Health is not available") {
+		t.Error("the schedules page says health is not available")
+	}
+	if err := f.insp.PauseSchedule(context.Background(), "tick", chronos.PauseOptions{Who: "alice", Note: "db migration"}); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, "paused schedule", b.ok("/schedules/tick"), `<span class="health h-paused"`, "paused since", "by alice: db migration")
+	contains(t, "paused schedules", b.ok("/schedules?health=paused"), `data-schedule="tick"`, "1 of 5 schedules")
 	// Retire comes from the Inspector, which refuses a schedule a live
 	// instance still declares, and says so.
 	contains(t, "retire confirmation", b.ok("/schedules/tick/retire"), "Retire schedule tick?")

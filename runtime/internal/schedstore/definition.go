@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Definition is what the code declares about one schedule. The store keeps
@@ -25,6 +26,14 @@ type Definition struct {
 	// Source is "file:line" of the declaration, for operators. It is not
 	// part of Hash, so moving code does not count as a change.
 	Source string `json:"source,omitempty"`
+	// LateAfter and FailingAfter are the schedule's health thresholds
+	// (chronos.WithLateAfter, WithFailingAfter); zero means the default.
+	// They tell operators when to worry and change nothing about firing,
+	// so they are not part of Hash either: a release that only tunes them
+	// is not a definition change, and an instance that declares other
+	// thresholds is no conflict.
+	LateAfter    time.Duration `json:"late_after,omitempty"`
+	FailingAfter int           `json:"failing_after,omitempty"`
 }
 
 // Job is one task a firing enqueues. The payload is stored as given, so a
@@ -57,6 +66,8 @@ func (d Definition) Validate() error {
 		return bad("empty spec")
 	case len(d.Jobs) == 0:
 		return bad("no jobs")
+	case d.LateAfter < 0 || d.FailingAfter < 0:
+		return bad("negative health threshold")
 	}
 	seen := make(map[string]bool, len(d.Jobs))
 	for _, j := range d.Jobs {
@@ -72,11 +83,11 @@ func (d Definition) Validate() error {
 }
 
 // Hash returns a short stable digest of everything in d that affects
-// firing (all fields but Source). Two instances that declare the same hash
-// agree; different hashes for one ID are a conflict the rolling-deploy rule
-// resolves.
+// firing (all fields but Source, LateAfter and FailingAfter). Two
+// instances that declare the same hash agree; different hashes for one ID
+// are a conflict the rolling-deploy rule resolves.
 func (d Definition) Hash() string {
-	d.Source = ""
+	d.Source, d.LateAfter, d.FailingAfter = "", 0, 0
 	b, _ := json.Marshal(d) // a struct of strings, bools, slices and maps always marshals
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:12])

@@ -18,6 +18,11 @@ const (
 	FieldSource   = "source"
 	FieldDefHash  = "def_hash"
 
+	// Health thresholds of the definition, outside def_hash (see
+	// Definition.LateAfter).
+	FieldLateAfter    = "late_after"    // milliseconds
+	FieldFailingAfter = "failing_after" // runs
+
 	// Which instance's declaration is in force (see Declarer).
 	FieldDeclaredBy      = "declared_by"
 	FieldDeclaredVersion = "declared_version"
@@ -47,6 +52,10 @@ const (
 	FieldPauseUntil = "pause_until"
 	FieldPausedBy   = "paused_by"
 	FieldPausedAt   = "paused_at"
+	// FieldResumedAt is when an operator last ended a pause of the whole
+	// schedule (Resume): the earliest the schedule could fire again, which
+	// schedule health counts lateness from.
+	FieldResumedAt = "resumed_at"
 
 	// FieldJobPausePrefix + job name holds the JSON PauseInfo of one paused
 	// job of a group.

@@ -78,20 +78,34 @@ func (s *Store) Pause(ctx context.Context, id string, p Pause) error {
 }
 
 // Resume ends the pause of schedule id (job == "") or of one of its jobs.
-// It reports whether there was a pause to end.
+// It reports whether there was a pause to end. Ending a pause of the whole
+// schedule records when (State.Resumed). Either is noted in the changed
+// index, so a mirror that rebuilds a lost registry sees the resume.
 func (s *Store) Resume(ctx context.Context, id, job string) (bool, error) {
-	fields := []string{FieldPaused, FieldPauseNote, FieldPausedBy, FieldPausedAt, FieldPauseUntil}
-	if job != "" {
-		fields = []string{FieldJobPausePrefix + job}
-	}
-	var del *redis.IntCmd
-	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		del = p.HDel(ctx, s.keys.sched(id), fields...)
-		p.ZAdd(ctx, s.keys.changed(), redis.Z{Score: float64(s.cfg.Now().UnixMilli()), Member: id})
-		return nil
-	})
+	n, err := resumeScript.Run(ctx, s.client, []string{s.keys.sched(id), s.keys.changed()},
+		ms(s.cfg.Now()), id, job).Int()
 	if err != nil {
 		return false, fmt.Errorf("schedstore: resume %q: %w", id, err)
 	}
-	return del.Val() > 0, nil
+	return n > 0, nil
 }
+
+// resumeScript ends the pause of a whole schedule (ARGV[3] == "") and
+// records when, or ends the pause of one job.
+//
+//	KEYS[1] schedule hash, KEYS[2] changed index
+//	ARGV[1] now (ms), ARGV[2] schedule ID, ARGV[3] job
+//
+// Returns 1 when a pause ended, 0 when there was none.
+var resumeScript = redis.NewScript(`
+if ARGV[3] ~= '' then
+  if redis.call('HDEL', KEYS[1], '` + FieldJobPausePrefix + `' .. ARGV[3]) == 0 then return 0 end
+  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
+  return 1
+end
+if redis.call('HDEL', KEYS[1], '` + FieldPaused + `', '` + FieldPauseNote + `', '` + FieldPausedBy + `', '` +
+	FieldPausedAt + `', '` + FieldPauseUntil + `') == 0 then return 0 end
+redis.call('HSET', KEYS[1], '` + FieldResumedAt + `', ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
+return 1
+`)

@@ -78,7 +78,7 @@ end
 if cur[3] ~= ARGV[5] then
   redis.call('HSET', KEYS[1], 'def_changed', ARGV[4])
 end
-redis.call('HDEL', KEYS[1], 'zone', 'policy', 'isolated', 'group', 'overlap', 'source')
+redis.call('HDEL', KEYS[1], 'zone', 'policy', 'isolated', 'group', 'overlap', 'source', 'late_after', 'failing_after')
 local revived = redis.call('HDEL', KEYS[1], 'retired', 'retired_by')
 redis.call('HSET', KEYS[1], unpack(ARGV, 6))
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
@@ -269,6 +269,12 @@ func claimArgs(now time.Time, cl claim) ([]any, error) {
 	}
 	if d.Isolated {
 		args = append(args, FieldIsolated, "1")
+	}
+	if d.LateAfter > 0 {
+		args = append(args, FieldLateAfter, strconv.FormatInt(max(d.LateAfter.Milliseconds(), 1), 10))
+	}
+	if d.FailingAfter > 0 {
+		args = append(args, FieldFailingAfter, strconv.Itoa(d.FailingAfter))
 	}
 	return args, nil
 }

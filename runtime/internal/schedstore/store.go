@@ -139,6 +139,9 @@ type State struct {
 	Saved time.Time
 	// Pause is set while the whole schedule is paused (see Paused).
 	Pause *PauseInfo
+	// Resumed is when an operator last ended a pause of the whole
+	// schedule (zero: never, or before versions that record it).
+	Resumed time.Time
 	// JobPauses holds the paused jobs of a group, by job name.
 	JobPauses map[string]PauseInfo
 }
@@ -246,6 +249,12 @@ func decodeSchedule(m map[string]string) (Schedule, error) {
 	d.ID, d.Kind, d.Spec, d.Zone = m[FieldID], m[FieldKind], m[FieldSpec], m[FieldZone]
 	d.Policy, d.Group, d.Overlap, d.Source = m[FieldPolicy], m[FieldGroup], m[FieldOverlap], m[FieldSource]
 	d.Isolated = m[FieldIsolated] == "1"
+	if n, err := strconv.ParseInt(m[FieldLateAfter], 10, 64); err == nil && n > 0 {
+		d.LateAfter = time.Duration(n) * time.Millisecond
+	}
+	if n, err := strconv.Atoi(m[FieldFailingAfter]); err == nil && n > 0 {
+		d.FailingAfter = n
+	}
 	if j := m[FieldJobs]; j != "" {
 		if err := json.Unmarshal([]byte(j), &d.Jobs); err != nil {
 			return sc, fmt.Errorf("schedstore: schedule %q: jobs: %w", d.ID, err)
@@ -262,6 +271,7 @@ func decodeSchedule(m map[string]string) (Schedule, error) {
 	st.Complete = m[FieldComplete] == "1"
 	st.Saved = msTime(m[FieldStateSaved])
 	st.LastOutcome = m[FieldLastOutcome]
+	st.Resumed = msTime(m[FieldResumedAt])
 	if m[FieldPaused] == "1" {
 		st.Pause = &PauseInfo{Note: m[FieldPauseNote], Who: m[FieldPausedBy], At: msTime(m[FieldPausedAt]), Until: msTime(m[FieldPauseUntil])}
 	}

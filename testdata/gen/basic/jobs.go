@@ -26,7 +26,7 @@ func (HealthCheckArgs) Kind() string { return "basic.health-check" }
 
 // HealthCheck probes a dependency.
 //
-//chronos:schedule every=30s queue=critical max-retry=3
+//chronos:schedule every=30s queue=critical max-retry=3 late-after=2m failing-after=5
 func (j *Jobs) HealthCheck(ctx context.Context, t *chronos.Task[HealthCheckArgs]) error { return nil }
 
 // Warmup runs twice: ten warm-up passes after start, and hourly.
