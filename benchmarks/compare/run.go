@@ -24,20 +24,20 @@ type config struct {
 	serial         int           // tasks of the one-producer enqueue
 	clients        int           // producers (enqueuing goroutines) of the process and end-to-end phases
 	enqueueClients []int         // producer counts of the enqueue phase
-	concurrency int           // handlers per server
-	payload     int           // approximate size of the encoded args, in bytes
-	rounds      int           // how many times each phase runs per system
-	phases      []string      // which phases run
-	systems     []string      // which variants run
-	redisURL    string        // external Redis; "" starts a private redis-server
-	rate        int           // latency phase: tasks per second
-	duration    time.Duration // latency phase: how long to enqueue
-	settle      time.Duration // latency phase: idle time before the first task
-	asynqCheck  time.Duration // asynq's TaskCheckInterval in the tuned variant
-	pool        int           // go-redis PoolSize; 0 keeps go-redis's default
-	timeout     time.Duration // bound on each measured run
-	warmup      int           // tasks of the unrecorded warm-up per system
-	profile     []string      // phases whose measured part is CPU-profiled, per system
+	concurrency    int           // handlers per server
+	payload        int           // approximate size of the encoded args, in bytes
+	rounds         int           // how many times each phase runs per system
+	phases         []string      // which phases run
+	systems        []string      // which variants run
+	redisURL       string        // external Redis; "" starts a private redis-server
+	rate           int           // latency phase: tasks per second
+	duration       time.Duration // latency phase: how long to enqueue
+	settle         time.Duration // latency phase: idle time before the first task
+	asynqCheck     time.Duration // asynq's TaskCheckInterval in the tuned variant
+	pool           int           // go-redis PoolSize; 0 keeps go-redis's default
+	timeout        time.Duration // bound on each measured run
+	warmup         int           // tasks of the unrecorded warm-up per system
+	profile        []string      // phases whose measured part is CPU-profiled, per system
 }
 
 // variant is one configured system: a column of the report.
