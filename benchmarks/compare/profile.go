@@ -181,8 +181,14 @@ func ownCode(fn string) bool {
 
 // shortName trims the module paths off a function name.
 func shortName(fn string) string {
-	for _, p := range []string{"github.com/chronos-go/chronos/", "github.com/hibiken/", "github.com/redis/go-redis/v9/", "github.com/redis/"} {
-		fn = strings.ReplaceAll(fn, p, "")
+	for _, r := range [][2]string{
+		{"github.com/chronos-go/chronos/runtime/internal/", ""},
+		{"github.com/chronos-go/chronos/runtime.", "chronos."},
+		{"github.com/hibiken/", ""},
+		{"github.com/redis/go-redis/v9.", "redis."},
+		{"github.com/redis/go-redis/v9/", "redis/"},
+	} {
+		fn = strings.ReplaceAll(fn, r[0], r[1])
 	}
 	if len(fn) > 60 {
 		fn = fn[:57] + "..."

@@ -34,7 +34,11 @@ type EnqueueBatcher struct {
 
 // enqueueSenders is how many enqueue round trips may be in flight at once;
 // it is also how many callers may send alone before others start to wait.
-const enqueueSenders = 4
+// With 8 producers, 2 gave batches of about four and 75-80k enqueues/s,
+// 4 gave smaller batches for the same or a lower rate; with 50 producers 2
+// and 4 both reached about 200k/s, against 150-165k/s for 1 (make
+// bench-compare, -phase enqueue, two rounds each on the 2-core VM).
+const enqueueSenders = 2
 
 // maxEnqueueBatch bounds how many enqueues share one round trip.
 const maxEnqueueBatch = 100
