@@ -4,7 +4,7 @@ PKGS    ?= ./...
 # Race-enabled tests on two cores stay well under ten minutes.
 TESTFLAGS ?= -race -timeout 9m
 
-.PHONY: all demo test lint generate bench bench-compare bench-sched vectors fuzz ensure-redis help chaos
+.PHONY: all demo test lint generate bench bench-compare bench-sched vectors fuzz ensure-redis ensure-chromium help chaos
 
 all: lint test
 
@@ -28,7 +28,11 @@ demo:
 ensure-redis:
 	@./scripts/ensure-redis.sh
 
-test: ensure-redis
+# Headless Chromium for the console's browser test (it skips without one, except in CI).
+ensure-chromium:
+	@./scripts/ensure-chromium.sh
+
+test: ensure-redis ensure-chromium
 	$(GO) test $(TESTFLAGS) $(PKGS)
 	cd benchmarks && $(GO) vet ./... && $(GO) test -short ./...
 	cd metrics/prometheus && $(GO) vet ./... && $(GO) test ./...

@@ -36,6 +36,31 @@ func Check(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *typ
 }
 
 func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
+	handlers, groups := c.collect(fset, files)
+	if len(handlers) == 0 && len(groups) == 0 {
+		return nil
+	}
+	m := &Package{Path: c.pkg.Path(), Name: c.pkg.Name()}
+	ids := &idSet{r: c.r}
+	groupSpecs := c.modelGroups(m, groups, ids) // first, so jobs can find them
+	recvOf := c.modelHandlers(m, handlers, ids)
+	for i, g := range m.Groups {
+		if len(g.Jobs) == 0 {
+			c.r.warnf(groupSpecs[i].d.pos, "empty-group", "group %q has no jobs; add group=%s to a //chronos:schedule", g.ID, g.ID)
+		}
+	}
+	c.checkKinds(handlers)
+	c.checkNames(m, handlers)
+	m.Receivers = c.receivers(m, handlers, recvOf)
+	m.Shadowed = c.shadowed(m)
+	c.sortModel(m)
+	return m
+}
+
+// collect reads the directives of files: the handlers with their schedule
+// specs (from doc comments and struct tags) and the group specs. A
+// schedule whose handler cannot be resolved has its keys checked alone.
+func (c *checker) collect(fset *token.FileSet, files []*ast.File) ([]*handlerInfo, []*spec) {
 	var (
 		handlers []*handlerInfo
 		byDecl   = make(map[ast.Node]*handlerInfo)
@@ -76,16 +101,13 @@ func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
 	for _, raw := range tagged {
 		addSchedule(raw.field, raw, func() *handlerInfo { return c.resolveField(raw.strct, raw.field) })
 	}
-	if len(handlers) == 0 && len(groups) == 0 {
-		return nil
-	}
+	return handlers, groups
+}
 
-	m := &Package{Path: c.pkg.Path(), Name: c.pkg.Name()}
-	ids := &idSet{r: c.r}
-	var recvOf []*types.TypeName // receiver type of each m.Handlers entry
-
-	// Groups first, so jobs can find them.
-	var groupSpecs []*spec // the spec of each m.Groups entry
+// modelGroups adds the groups to m and returns the spec of each m.Groups
+// entry.
+func (c *checker) modelGroups(m *Package, groups []*spec, ids *idSet) []*spec {
+	var groupSpecs []*spec
 	for _, s := range groups {
 		trig, kind, _ := readTrigger(s, c.r)
 		checkPlace(s, onGroup, kind, c.r)
@@ -98,7 +120,13 @@ func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
 		m.Groups = append(m.Groups, Group{ID: st.str, Trigger: trig, Options: s.options(), Source: s.d.src})
 		groupSpecs = append(groupSpecs, s)
 	}
+	return groupSpecs
+}
 
+// modelHandlers adds the handlers to m with their schedules, or their jobs
+// of groups, and returns the receiver type of each m.Handlers entry.
+func (c *checker) modelHandlers(m *Package, handlers []*handlerInfo, ids *idSet) []*types.TypeName {
+	var recvOf []*types.TypeName
 	for _, h := range c.sortHandlers(handlers) {
 		hi := len(m.Handlers)
 		for _, s := range h.specs {
@@ -128,18 +156,7 @@ func (c *checker) check(fset *token.FileSet, files []*ast.File) *Package {
 		m.Handlers = append(m.Handlers, h.Handler)
 		recvOf = append(recvOf, h.recv)
 	}
-	for i, g := range m.Groups {
-		if len(g.Jobs) == 0 {
-			c.r.warnf(groupSpecs[i].d.pos, "empty-group", "group %q has no jobs; add group=%s to a //chronos:schedule", g.ID, g.ID)
-		}
-	}
-
-	c.checkKinds(handlers)
-	c.checkNames(m, handlers)
-	m.Receivers = c.receivers(m, handlers, recvOf)
-	m.Shadowed = c.shadowed(m)
-	c.sortModel(m)
-	return m
+	return recvOf
 }
 
 // checkSpecAlone validates the keys of a schedule whose handler could not

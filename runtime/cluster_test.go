@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chronos-go/chronos/internal/redistest"
 	chronos "github.com/chronos-go/chronos/runtime"
-	"github.com/chronos-go/chronos/runtime/internal/clustertest"
 )
 
 type flaky struct {
@@ -24,7 +24,8 @@ func TestTheQueueWorksOnRedisCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster")
 	}
-	rc := clustertest.Start(t, 3)
+	redistest.Parallel(t)
+	rc := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3}).Client()
 	ctx := context.Background()
 	for _, ns := range []string{"chronos", "billing"} {
 		done := make(chan string, 10)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chronos-go/chronos/internal/redistest"
 	chronos "github.com/chronos-go/chronos/runtime"
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
 func TestWorkerKilledMidTaskIsRecoveredAndCompletedOnce(t *testing.T) {
@@ -56,10 +57,10 @@ func TestWorkerKilledMidTaskIsRecoveredAndCompletedOnce(t *testing.T) {
 	recv(t, done, "recovered run")
 
 	eventually(t, "the task to be acknowledged", func() bool {
-		p, err := e.rdb.XPending(ctx, "{chronos}:q:default", "chronos").Result()
+		p, err := e.rdb.XPending(ctx, rdb.NewKeys("").Stream("default"), rdb.Group).Result()
 		return err == nil && p.Count == 0
 	})
-	if n := e.rdb.XLen(ctx, "{chronos}:q:default").Val(); n != 0 {
+	if n := e.rdb.XLen(ctx, rdb.NewKeys("").Stream("default")).Val(); n != 0 {
 		t.Fatalf("stream still holds %d entries", n)
 	}
 	recs, _ := e.insp.ListRuns(ctx, "greet", 10)
@@ -69,7 +70,7 @@ func TestWorkerKilledMidTaskIsRecoveredAndCompletedOnce(t *testing.T) {
 	// The dead worker's consumer name is pruned once it has been idle for
 	// ten visibility timeouts; only the live server remains.
 	eventually(t, "the dead consumer to be pruned", func() bool {
-		return len(e.rdb.XInfoConsumers(ctx, "{chronos}:q:default", "chronos").Val()) == 1
+		return len(e.rdb.XInfoConsumers(ctx, rdb.NewKeys("").Stream("default"), rdb.Group).Val()) == 1
 	})
 }
 
@@ -108,17 +109,17 @@ func TestTaskThatKeepsKillingItsWorkersGoesToDeadLetters(t *testing.T) {
 	info := e.enqueue(t, Greet{})
 	// Play the part of workers that took the task and died, five times:
 	// claim it as a consumer that never acks, with a delivery count of 5.
-	if err := e.rdb.XGroupCreateMkStream(ctx, "{chronos}:q:default", "chronos", "0").Err(); err != nil {
+	if err := e.rdb.XGroupCreateMkStream(ctx, rdb.NewKeys("").Stream("default"), rdb.Group, "0").Err(); err != nil {
 		t.Fatal(err)
 	}
 	res, err := e.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
-		Group: "chronos", Consumer: "crashed", Streams: []string{"{chronos}:q:default", ">"}, Count: 1, Block: -1,
+		Group: rdb.Group, Consumer: "crashed", Streams: []string{rdb.NewKeys("").Stream("default"), ">"}, Count: 1, Block: -1,
 	}).Result()
 	if err != nil || len(res[0].Messages) != 1 {
 		t.Fatalf("XREADGROUP: %v %v", res, err)
 	}
 	id := res[0].Messages[0].ID
-	if err := e.rdb.Do(ctx, "XCLAIM", "{chronos}:q:default", "chronos", "crashed", 0, id,
+	if err := e.rdb.Do(ctx, "XCLAIM", rdb.NewKeys("").Stream("default"), rdb.Group, "crashed", 0, id,
 		"IDLE", 60000, "RETRYCOUNT", 5, "JUSTID").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func TestShutdownThatTimesOutLeavesTheTaskToAnotherServer(t *testing.T) {
 	}
 	info := e.enqueue(t, Greet{})
 	eventually(t, "the task to start", func() bool {
-		p, _ := e.rdb.XPending(context.Background(), "{chronos}:q:default", "chronos").Result()
+		p, _ := e.rdb.XPending(context.Background(), rdb.NewKeys("").Stream("default"), rdb.Group).Result()
 		return p != nil && p.Count == 1
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -313,7 +314,7 @@ func TestHandlerIsCancelledWhenAnotherWorkerTookItsTask(t *testing.T) {
 	e.enqueue(t, Greet{})
 	var id string
 	eventually(t, "the task to start", func() bool {
-		p, _ := e.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: "{chronos}:q:default", Group: "chronos", Start: "-", End: "+", Count: 1}).Result()
+		p, _ := e.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: rdb.NewKeys("").Stream("default"), Group: rdb.Group, Start: "-", End: "+", Count: 1}).Result()
 		if len(p) == 1 {
 			id = p[0].ID
 		}
@@ -322,7 +323,7 @@ func TestHandlerIsCancelledWhenAnotherWorkerTookItsTask(t *testing.T) {
 	// Another worker takes the task over, as if this server had been cut
 	// off from Redis for longer than the visibility timeout.
 	if err := e.rdb.XClaimJustID(ctx, &redis.XClaimArgs{
-		Stream: "{chronos}:q:default", Group: "chronos", Consumer: "thief", Messages: []string{id},
+		Stream: rdb.NewKeys("").Stream("default"), Group: rdb.Group, Consumer: "thief", Messages: []string{id},
 	}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -331,13 +332,13 @@ func TestHandlerIsCancelledWhenAnotherWorkerTookItsTask(t *testing.T) {
 	}
 	// The outcome is the thief's to record: the server that lost the lease
 	// neither acknowledged, retried nor recorded the task.
-	if n := e.rdb.XLen(ctx, "{chronos}:q:default").Val(); n != 1 {
+	if n := e.rdb.XLen(ctx, rdb.NewKeys("").Stream("default")).Val(); n != 1 {
 		t.Fatalf("stream length = %d; the entry was acknowledged", n)
 	}
-	if n := e.rdb.ZCard(ctx, "{chronos}:delayed:default").Val(); n != 0 {
+	if n := e.rdb.ZCard(ctx, rdb.NewKeys("").Delayed("default")).Val(); n != 0 {
 		t.Fatalf("a retry was scheduled by the server that lost the lease")
 	}
-	if n := e.rdb.XLen(ctx, "{chronos}:runs:greet").Val(); n != 0 {
+	if n := e.rdb.XLen(ctx, rdb.NewKeys("").Runs("greet")).Val(); n != 0 {
 		t.Fatalf("a run record was written by the server that lost the lease")
 	}
 }
@@ -364,10 +365,10 @@ func TestTaskRunningAcrossARedisRestartIsRecordedOnce(t *testing.T) {
 	close(release) // the outcome is written once Redis answers again
 
 	eventually(t, "the run record", func() bool {
-		return e.rdb.XLen(ctx, "{chronos}:runs:greet").Val() == 1
+		return e.rdb.XLen(ctx, rdb.NewKeys("").Runs("greet")).Val() == 1
 	})
 	eventually(t, "the entry to be acknowledged", func() bool {
-		return e.rdb.XLen(ctx, "{chronos}:q:default").Val() == 0
+		return e.rdb.XLen(ctx, rdb.NewKeys("").Stream("default")).Val() == 0
 	})
 	if n := runs.get(info.ID); n != 1 {
 		t.Fatalf("runs = %d, want 1", n)
@@ -389,7 +390,7 @@ func TestHandlerInterruptedByShutdownIsHandedBackWithoutSpendingAnAttempt(t *tes
 	}
 	info := e.enqueue(t, Greet{})
 	pendingIdle := func() time.Duration {
-		p, _ := e.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: "{chronos}:q:default", Group: "chronos", Start: "-", End: "+", Count: 1}).Result()
+		p, _ := e.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: rdb.NewKeys("").Stream("default"), Group: rdb.Group, Start: "-", End: "+", Count: 1}).Result()
 		if len(p) != 1 {
 			return -1
 		}
@@ -414,7 +415,7 @@ func TestHandlerInterruptedByShutdownIsHandedBackWithoutSpendingAnAttempt(t *tes
 	if task.ID != info.ID || task.Attempt != 1 {
 		t.Fatalf("task %s attempt %d, want %s attempt 1", task.ID, task.Attempt, info.ID)
 	}
-	if n := e.rdb.ZCard(ctx, "{chronos}:delayed:default").Val(); n != 0 {
+	if n := e.rdb.ZCard(ctx, rdb.NewKeys("").Delayed("default")).Val(); n != 0 {
 		t.Fatal("the interruption was scheduled as a retry")
 	}
 }

@@ -19,112 +19,159 @@ const maxBatch = 100
 // enqueued to an idle server starts within one round trip.
 func (s *Server) fetchLoop() {
 	defer s.loops.Done()
-	ctx := s.bgCtx
-	cursors := make(map[string]string, len(s.queues))
-	reclaimEvery := s.cfg.VisibilityTimeout / 2
-	block := min(time.Second, reclaimEvery)
-	var lastReclaim time.Time // zero: reclaim at once, recovering the work of crashed servers
-	var lastPrune time.Time
-	pruneAfter := 10 * s.cfg.VisibilityTimeout
-	var errDelay time.Duration
-	paused := map[string]bool{} // as of the last fetch
 	defer s.blocker.Close()
+	f := newFetcher(s)
 	for {
+		n, ok := s.acquireSlots()
+		if !ok {
+			return
+		}
+		entries, err := f.take(n)
+		if !s.dispatch(entries, n) || !f.pause(err) {
+			return
+		}
+	}
+}
+
+// fetcher is the state of the fetch loop between fetches.
+type fetcher struct {
+	s            *Server
+	ctx          context.Context
+	cursors      map[string]string // per queue: where the last reclaim scan stopped
+	reclaimEvery time.Duration
+	block        time.Duration // the longest blocking read
+	pruneAfter   time.Duration
+	lastReclaim  time.Time // zero: reclaim at once, recovering the work of crashed servers
+	lastPrune    time.Time
+	paused       map[string]bool // as of the last fetch
+	errDelay     time.Duration
+}
+
+func newFetcher(s *Server) *fetcher {
+	reclaimEvery := s.cfg.VisibilityTimeout / 2
+	return &fetcher{
+		s: s, ctx: s.bgCtx, cursors: make(map[string]string, len(s.queues)),
+		reclaimEvery: reclaimEvery, block: min(time.Second, reclaimEvery), pruneAfter: 10 * s.cfg.VisibilityTimeout,
+		paused: map[string]bool{},
+	}
+}
+
+// acquireSlots waits for a free worker slot and takes every other free
+// one, up to maxBatch. It reports false once Shutdown has begun.
+func (s *Server) acquireSlots() (int, bool) {
+	select {
+	case <-s.stop:
+		return 0, false
+	case s.slots <- struct{}{}:
+	}
+	select {
+	case <-s.stop: // both were ready and the slot won
+		<-s.slots
+		return 0, false
+	default:
+	}
+	n := 1
+	for n < maxBatch {
+		select {
+		case s.slots <- struct{}{}:
+			n++
+		default:
+			return n, true
+		}
+	}
+	return n, true
+}
+
+// take returns up to n entries: expired leases first when a reclaim is
+// due, else new entries, else whatever a blocking read returns.
+func (f *fetcher) take(n int) ([]rdb.Entry, error) {
+	s := f.s
+	if now := s.now(); now.Sub(f.lastReclaim) >= f.reclaimEvery {
+		f.lastReclaim = now
+		entries := s.reclaim(f.ctx, f.cursors, n, f.paused)
+		if len(entries) >= n {
+			f.lastReclaim = time.Time{} // more may be waiting: recovery goes first
+		}
+		if now.Sub(f.lastPrune) >= f.pruneAfter {
+			f.lastPrune = now
+			s.pruneConsumers(f.ctx, f.pruneAfter)
+		}
+		if len(entries) > 0 {
+			return entries, nil
+		}
+	}
+	order := s.order()
+	entries, nowPaused, err := s.queue.Fetch(f.ctx, s.consumer, order, n)
+	if err != nil || len(entries) > 0 {
+		return entries, err
+	}
+	clear(f.paused)
+	for _, q := range nowPaused {
+		f.paused[q] = true
+	}
+	open := unpaused(order, f.paused)
+	if len(open) == 0 { // every queue is paused: look again after a block period
 		select {
 		case <-s.stop:
-			return
-		case s.slots <- struct{}{}:
+		case <-time.After(f.block):
 		}
-		select {
-		case <-s.stop: // both were ready and the slot won
-			<-s.slots
-			return
-		default:
-		}
-		n := 1
-	more:
-		for n < maxBatch {
+		return nil, nil
+	}
+	entries, err = s.queue.BlockFetch(f.ctx, s.blocker.Cmd(f.ctx), s.consumer, open, n, f.block)
+	if err != nil {
+		s.blocker.Reset()
+	}
+	return entries, err
+}
+
+// dispatch starts a worker for each entry, on the n slots taken for them
+// (giving back those not needed, taking more for the extra entries a
+// blocking read can return: a batch per queue). Entries taken are run even
+// if part of the fetch failed. It reports false once Shutdown has begun,
+// after handing back the entries it could not start.
+func (s *Server) dispatch(entries []rdb.Entry, n int) bool {
+	ds := s.track(entries)
+	for i := len(ds); i < n; i++ {
+		<-s.slots
+	}
+	for i, d := range ds {
+		if i >= n {
 			select {
 			case s.slots <- struct{}{}:
-				n++
-			default:
-				break more
+			case <-s.stop:
+				s.release(s.bgCtx, ds[i:])
+				return false
 			}
 		}
+		s.workers.Add(1)
+		go s.work(d)
+	}
+	return true
+}
 
-		var entries []rdb.Entry
-		var err error
-		if now := s.now(); now.Sub(lastReclaim) >= reclaimEvery {
-			lastReclaim = now
-			entries = s.reclaim(ctx, cursors, n, paused)
-			if len(entries) >= n {
-				lastReclaim = time.Time{} // more may be waiting: recovery goes first
-			}
-			if now.Sub(lastPrune) >= pruneAfter {
-				lastPrune = now
-				s.pruneConsumers(ctx, pruneAfter)
-			}
+// pause acts on a fetch error: it creates missing consumer groups (a new
+// queue, or Redis lost its data) and waits, longer after each failure in a
+// row. It reports false once Shutdown has begun.
+func (f *fetcher) pause(err error) bool {
+	s := f.s
+	if err == nil {
+		f.errDelay = 0
+		return true
+	}
+	if rdb.IsNoGroup(err) {
+		s.log.Warn("chronos: consumer group missing; creating it", "error", err)
+		if gerr := s.ensureGroups(f.ctx); gerr != nil {
+			s.log.Error("chronos: create consumer groups", "error", gerr)
 		}
-		if len(entries) == 0 {
-			order := s.order()
-			var nowPaused []string
-			entries, nowPaused, err = s.queue.Fetch(ctx, s.consumer, order, n)
-			if err == nil && len(entries) == 0 {
-				clear(paused)
-				for _, q := range nowPaused {
-					paused[q] = true
-				}
-				if open := unpaused(order, paused); len(open) > 0 {
-					entries, err = s.queue.BlockFetch(ctx, s.blocker.Cmd(ctx), s.consumer, open, n, block)
-					if err != nil {
-						s.blocker.Reset()
-					}
-				} else { // every queue is paused: look again after a block period
-					select {
-					case <-s.stop:
-					case <-time.After(block):
-					}
-				}
-			}
-		}
-		ds := s.track(entries)
-		for i := len(ds); i < n; i++ {
-			<-s.slots
-		}
-		for i, d := range ds { // entries taken are run even if part of the fetch failed
-			if i >= n { // a blocking read can return a batch per queue
-				select {
-				case s.slots <- struct{}{}:
-				case <-s.stop:
-					s.release(ctx, ds[i:])
-					return
-				}
-			}
-			s.workers.Add(1)
-			go s.work(d)
-		}
-		if err == nil {
-			errDelay = 0
-			continue
-		}
-		if rdb.IsNoGroup(err) { // a new queue, or Redis lost its data (restart without persistence)
-			if dropped := s.dropStoppedIsolatedQueues(); len(dropped) > 0 {
-				s.log.Info("chronos: stopped serving the isolated queues of stopped schedulers", "queues", dropped)
-				continue // read the others again at once
-			}
-			s.log.Warn("chronos: consumer group missing; creating it", "error", err)
-			if gerr := s.ensureGroups(ctx); gerr != nil {
-				s.log.Error("chronos: create consumer groups", "error", gerr)
-			}
-		} else {
-			s.log.Error("chronos: fetch tasks", "error", err)
-		}
-		errDelay = min(max(2*errDelay, 50*time.Millisecond), 2*time.Second)
-		select {
-		case <-s.stop:
-			return
-		case <-time.After(errDelay):
-		}
+	} else {
+		s.log.Error("chronos: fetch tasks", "error", err)
+	}
+	f.errDelay = min(max(2*f.errDelay, 50*time.Millisecond), 2*time.Second)
+	select {
+	case <-s.stop:
+		return false
+	case <-time.After(f.errDelay):
+		return true
 	}
 }
 

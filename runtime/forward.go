@@ -44,7 +44,7 @@ func (s *Server) forwardLoop() {
 // (zero if unknown or none).
 func (s *Server) forwardDue(ctx context.Context) time.Time {
 	var earliest time.Time
-	for _, q := range s.servedQueues() {
+	for _, q := range s.queues {
 		for {
 			moved, next, err := s.queue.Forward(ctx, q, s.now(), forwardBatch)
 			if err != nil {

@@ -141,6 +141,9 @@ type RunRecord struct {
 	Error       string          // failures
 	ScheduleID  string
 	TriggerTime time.Time
+	// Instance is the scheduler instance that ran an isolated task in
+	// process (Queue is then LocalQueue); "" for queued tasks.
+	Instance string
 }
 
 // ListRuns returns up to limit (default 100) run records of kind, most
@@ -157,7 +160,7 @@ func (i *Inspector) ListRuns(ctx context.Context, kind string, limit int) ([]*Ru
 	for k, r := range recs {
 		out[k] = &RunRecord{
 			TaskID: r.TaskID, Kind: kind, Queue: r.Queue, Status: r.Status, Attempt: r.Attempt,
-			Start: r.Start, Duration: r.Duration, Error: r.Error, ScheduleID: r.ScheduleID, TriggerTime: r.TriggerTime,
+			Start: r.Start, Duration: r.Duration, Error: r.Error, ScheduleID: r.ScheduleID, TriggerTime: r.TriggerTime, Instance: r.Instance,
 		}
 		if r.Result != nil {
 			out[k].Result = json.RawMessage(r.Result)

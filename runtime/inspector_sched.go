@@ -16,6 +16,12 @@ import (
 // schedule that is not in the registry.
 var ErrScheduleNotFound = errors.New("chronos: schedule not found")
 
+// ErrIsolatedSchedule is returned (wrapped) for an operation an isolated
+// schedule does not support: each instance fires it from its own timer
+// and keeps its state in memory, so there is no cluster-wide past to
+// backfill.
+var ErrIsolatedSchedule = errors.New("chronos: not supported for an isolated schedule")
+
 // ScheduleInfo describes a schedule as the registry holds it: its
 // definition in force and its durable state. Schedules are listed from the
 // moment an instance registers them, before they ever fire.
@@ -37,8 +43,11 @@ type ScheduleInfo struct {
 	NextFire    time.Time
 	LastFired   time.Time
 	LastOutcome string // "fired", "skipped:overlap", "misfire:<policy>", ...
-	Complete    bool
-	Paused      *Pause // the whole schedule; nil when not paused
+	// LastInstance is, for an isolated schedule, the instance that fired
+	// it last (each live instance fires it).
+	LastInstance string
+	Complete     bool
+	Paused       *Pause // the whole schedule; nil when not paused
 
 	DeclaredBy      string // instance whose definition is in force
 	DeclaredVersion string
@@ -108,11 +117,32 @@ func (i *Inspector) Schedules(ctx context.Context) ([]*ScheduleInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chronos: list schedules: %w", err)
 	}
+	last, err := i.lastIsolatedFirings(ctx, list)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: list schedules: %w", err)
+	}
+	now := time.Now()
 	out := make([]*ScheduleInfo, len(list))
 	for k := range list {
-		out[k] = scheduleInfo(&list[k])
+		out[k] = scheduleInfo(&list[k], now, last)
 	}
 	return out, nil
+}
+
+// lastIsolatedFirings reads the newest firing record of the isolated
+// schedules of list: their state lives in each instance's memory, so the
+// history is where the registry knows when one last fired.
+func (i *Inspector) lastIsolatedFirings(ctx context.Context, list []schedstore.Schedule) (map[string]schedstore.FiringRecord, error) {
+	var ids []string
+	for k := range list {
+		if list[k].Isolated {
+			ids = append(ids, list[k].ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return i.store.LastFirings(ctx, ids)
 }
 
 // Schedule returns schedule id, or an error wrapping ErrScheduleNotFound.
@@ -121,7 +151,11 @@ func (i *Inspector) Schedule(ctx context.Context, id string) (*ScheduleInfo, err
 	if err != nil {
 		return nil, err
 	}
-	return scheduleInfo(&sc), nil
+	last, err := i.lastIsolatedFirings(ctx, []schedstore.Schedule{sc})
+	if err != nil {
+		return nil, fmt.Errorf("chronos: schedule %q: %w", id, err)
+	}
+	return scheduleInfo(&sc, time.Now(), last), nil
 }
 
 func (i *Inspector) getSchedule(ctx context.Context, id string) (schedstore.Schedule, error) {
@@ -135,7 +169,9 @@ func (i *Inspector) getSchedule(ctx context.Context, id string) (schedstore.Sche
 	return sc, nil
 }
 
-func scheduleInfo(sc *schedstore.Schedule) *ScheduleInfo {
+// scheduleInfo describes sc at now; last holds the newest firing records
+// of isolated schedules.
+func scheduleInfo(sc *schedstore.Schedule, now time.Time, last map[string]schedstore.FiringRecord) *ScheduleInfo {
 	kind, shiftGap := strings.CutSuffix(sc.Kind, dstSuffix)
 	info := &ScheduleInfo{
 		ID: sc.ID, Trigger: kind, Spec: sc.Spec, TimeZone: sc.Zone, Misfire: sc.Policy, Isolated: sc.Isolated,
@@ -155,7 +191,17 @@ func scheduleInfo(sc *schedstore.Schedule) *ScheduleInfo {
 			info.DST = "shiftGap"
 		}
 	}
-	if p, err := compile(sc.Definition, sc.Created); err == nil && (info.NextFire.IsZero() && !info.Complete || sc.DefChanged.After(sc.State.Saved)) {
+	p, err := compile(sc.Definition, sc.Created)
+	switch {
+	case err != nil:
+	case sc.Isolated:
+		// Each instance fires it from its own state, in memory: the next
+		// fire is the trigger's after now, the last the newest record.
+		info.NextFire, _ = p.trig.FireTimeAfter(now)
+		if r, ok := last[sc.ID]; ok {
+			info.LastFired, info.LastOutcome, info.LastInstance = r.Slot, "fired", r.Instance
+		}
+	case info.NextFire.IsZero() && !info.Complete || sc.DefChanged.After(sc.State.Saved):
 		st := storedState(sc, p)
 		info.NextFire, info.Complete = st.Next, st.Complete
 	}
@@ -165,7 +211,10 @@ func scheduleInfo(sc *schedstore.Schedule) *ScheduleInfo {
 	for _, j := range sc.Jobs {
 		o, _ := decodeTaskOptions(j.Options)
 		sj := ScheduleJob{Name: j.Name, Kind: j.Kind, Queue: o.queue}
-		if sj.Queue == "" {
+		switch {
+		case sc.Isolated:
+			sj.Queue = LocalQueue
+		case sj.Queue == "":
 			sj.Queue = DefaultQueue
 		}
 		if p, ok := sc.State.JobPauses[j.Name]; ok {
@@ -188,6 +237,10 @@ func (i *Inspector) NextFireTimes(ctx context.Context, id string, n int) ([]time
 		return nil, fmt.Errorf("chronos: schedule %q: %w", id, err)
 	}
 	st := storedState(&sc, p)
+	if sc.Isolated { // instances keep its state in memory: from now
+		st.Next, _ = p.trig.FireTimeAfter(time.Now())
+		st.Complete = st.Next.IsZero()
+	}
 	var out []time.Time
 	if !st.Complete && !st.Next.IsZero() {
 		for t := st.Next; len(out) < n; {
@@ -269,6 +322,11 @@ func (i *Inspector) TriggerSchedule(ctx context.Context, id, who string) (string
 // task carries its fire time as TriggerTime. It returns the request ID.
 // Pauses apply as for TriggerSchedule.
 func (i *Inspector) BackfillSchedule(ctx context.Context, id string, from, to time.Time, who string) (string, error) {
+	if sc, err := i.getSchedule(ctx, id); err != nil {
+		return "", err
+	} else if sc.Isolated {
+		return "", fmt.Errorf("chronos: backfill %q: %w", id, ErrIsolatedSchedule)
+	}
 	r, err := i.store.RequestBackfill(ctx, id, from, to, who)
 	if errors.Is(err, schedstore.ErrNotFound) {
 		return "", fmt.Errorf("chronos: backfill %q: %w", id, ErrScheduleNotFound)

@@ -72,8 +72,11 @@ type env struct {
 	insp   *chronos.Inspector
 }
 
+// newEnv gives t a private redis-server, and runs t in parallel with the
+// package's other tests on theirs.
 func newEnv(t *testing.T, opts ...redistest.Options) *env {
 	t.Helper()
+	redistest.Parallel(t)
 	s := redistest.Start(t, opts...)
 	rdb := s.Client()
 	return &env{redis: s, rdb: rdb, client: chronos.NewClient(rdb), insp: chronos.NewInspector(rdb)}

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
 func TestOldestReadyIsTheFirstTaskNoWorkerHasTaken(t *testing.T) {
@@ -21,7 +23,7 @@ func TestOldestReadyIsTheFirstTaskNoWorkerHasTaken(t *testing.T) {
 		time.Sleep(2 * time.Millisecond) // distinct entry times
 	}
 	entries := func() []time.Time {
-		xs, err := e.rdb.XRange(ctx, "{chronos}:q:default", "-", "+").Result()
+		xs, err := e.rdb.XRange(ctx, rdb.NewKeys("").Stream("default"), "-", "+").Result()
 		if err != nil {
 			t.Fatal(err)
 		}

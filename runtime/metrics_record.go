@@ -16,23 +16,24 @@ import (
 // calls. Each helper starts with the nil check, so a process without
 // Metrics pays only that.
 
-// recordStart reports a handler about to run.
-func (s *Server) recordStart(d *delivery, kind string, start time.Time) {
+// recordStart reports a handler about to run; ready is when its task
+// became ready (zero if unknown).
+func (s *Server) recordStart(queue, kind string, ready, start time.Time) {
 	m := s.cfg.Metrics
 	if m == nil {
 		return
 	}
 	var wait time.Duration
-	if at, ok := entryTime(d.entry.ID); ok {
-		wait = max(start.Sub(at), 0) // clocks of Redis and this host may differ
+	if !ready.IsZero() {
+		wait = max(start.Sub(ready), 0) // clocks of Redis and this host may differ
 	}
-	m.TaskStarted(d.entry.Queue, kind, wait)
+	m.TaskStarted(queue, kind, wait)
 }
 
-// recordOutcome reports an outcome recorded in Redis.
-func (s *Server) recordOutcome(d *delivery, r *run) {
+// recordOutcome reports the recorded outcome of r.
+func (s *Server) recordOutcome(r *run) {
 	if m := s.cfg.Metrics; m != nil {
-		m.TaskFinished(d.entry.Queue, r.m.Kind, outcomeName(r.outcome), r.dur)
+		m.TaskFinished(r.queue, r.m.Kind, outcomeName(r.outcome), r.dur)
 	}
 }
 
@@ -86,6 +87,14 @@ func (s *Scheduler) recordFirings(reqs []*fireReq, firings []*schedstore.Firing,
 			ev.Result = r.Status
 			m.TriggerFired(ev)
 		}
+	}
+}
+
+// recordLocalFiring reports an isolated firing handed to the local Server.
+func (s *Scheduler) recordLocalFiring(schedule, job, taskID, source string, slot, now time.Time) {
+	if m := s.cfg.Metrics; m != nil {
+		m.TriggerFired(FiredTrigger{Schedule: schedule, Job: job, Source: source, Result: TriggerEnqueued,
+			Trigger: slot, TaskID: taskID, Lag: now.Sub(slot)})
 	}
 }
 

@@ -273,22 +273,3 @@ func TestSchedulerReportsLeadershipChangesAndRenewalFailures(t *testing.T) {
 		t.Fatalf("leadership reported as %v, want %v", got, want)
 	}
 }
-
-func TestIsolatedFiringsAreReportedWithTheirSource(t *testing.T) {
-	e := newSchedEnv(t)
-	rec := &recorder{}
-	s := e.start(e.scheduler("iso-m", SchedulerConfig{Metrics: rec}, func(s *Scheduler) {
-		if err := RegisterInterval(s, time.Second, tick{}, WithScheduleID("local"), WithIsolated(true)); err != nil {
-			t.Fatal(err)
-		}
-	}))
-	q := s.IsolatedQueue()
-	waitUntil(t, "two isolated firings", func() bool { return len(e.tasks(q)) >= 2 })
-	if err := s.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	fired := rec.matching(func(c string) bool { return strings.HasPrefix(c, "fired ") })
-	if n := len(triggerTimes(t, e.tasks(q), "local")); len(fired) != n || rec.count("fired local isolated enqueued") != n {
-		t.Fatalf("%d isolated tasks, reported %v", n, fired)
-	}
-}

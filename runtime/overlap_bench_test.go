@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/chronos-go/chronos/internal/redistest"
-	"github.com/chronos-go/chronos/runtime/internal/leader"
 )
 
 // BenchmarkFireOverlap runs the fire script (without the leader fence) for
@@ -47,6 +46,7 @@ func BenchmarkFireOverlap(b *testing.B) {
 			p := &plan{overlap: c.overlap, jobs: []planJob{{name: mainJob, kind: "tick", payload: []byte(`{"n":1}`),
 				opts: taskOptions{processIn: c.delay}}}}
 			slot := time.Unix(1_800_000_000, 0)
+			term := holdLease(b, rc)
 			fire := func(i int) {
 				id := "bench"
 				if c.fresh {
@@ -54,7 +54,7 @@ func BenchmarkFireOverlap(b *testing.B) {
 				}
 				slot = slot.Add(time.Second)
 				r := &fireReq{id: id, plan: p, slot: slot, at: slot, dedup: dedupKey(id, slot), source: "trigger"}
-				res := s.fire(ctx, leader.Term{}, []*fireReq{r})
+				res := s.fire(ctx, term, []*fireReq{r})
 				if res[0].Err != nil || res[0].Status != fireFired {
 					b.Fatalf("fire: %v %s", res[0].Err, res[0].Status)
 				}

@@ -19,9 +19,9 @@ import (
 // The fire script drops an overlap marker whose task no longer exists
 // anywhere (rdb/overlap.go) and never one whose task is queued, delayed,
 // running or waiting to retry. The rig below fires one schedule's job
-// through the script the leader runs (without the fence) and plays the
-// worker by hand, so each test decides where the previous run is when the
-// next trigger fires.
+// through the script the leader runs, under a lease it holds itself, and
+// plays the worker by hand, so each test decides where the previous run is
+// when the next trigger fires.
 
 const rigSchedule = "nightly"
 
@@ -34,17 +34,19 @@ type overlapRig struct {
 	logs *logBuffer
 	plan *plan
 	slot time.Time
+	term leader.Term
 }
 
 func newOverlapRig(t *testing.T, o Overlap, processIn time.Duration) *overlapRig {
 	t.Helper()
+	redistest.Parallel(t)
 	srv := redistest.Start(t)
 	logs := &logBuffer{}
 	s := NewScheduler(srv.Client(), SchedulerConfig{InstanceID: "rig", Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	r := &overlapRig{t: t, ctx: context.Background(), c: srv.Client(), q: s.queue, s: s, logs: logs,
 		plan: &plan{overlap: o, jobs: []planJob{{name: mainJob, kind: "tick", payload: json.RawMessage(`{"n":1}`),
 			opts: taskOptions{processIn: processIn}}}},
-		slot: time.Now().Truncate(time.Second)}
+		slot: time.Now().Truncate(time.Second), term: holdLease(t, srv.Client())}
 	if err := r.q.EnsureGroup(r.ctx, DefaultQueue); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func (r *overlapRig) fire() (result, task string, cleared []string) {
 	r.t.Helper()
 	r.slot = r.slot.Add(time.Second)
 	req := &fireReq{id: rigSchedule, plan: r.plan, slot: r.slot, at: r.slot, dedup: dedupKey(rigSchedule, r.slot), source: "trigger"}
-	res := r.s.fire(r.ctx, leader.Term{}, []*fireReq{req})[0]
+	res := r.s.fire(r.ctx, r.term, []*fireReq{req})[0]
 	if res.Err != nil || res.Status != fireFired || len(res.Jobs) != 1 {
 		r.t.Fatalf("fire: %v, status %q, jobs %v", res.Err, res.Status, res.Jobs)
 	}

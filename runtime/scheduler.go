@@ -87,6 +87,12 @@ type SchedulerConfig struct {
 	// Metrics, if set, receives firing results, misfires and leadership
 	// changes (see Metrics and docs/metrics.md). Nil records nothing.
 	Metrics Metrics
+
+	// Server runs this instance's isolated schedules (WithIsolated), in
+	// process, on its workers (see LocalQueue). Start fails if an isolated
+	// schedule is registered and Server is nil, or serves another
+	// namespace. The Scheduler never starts or stops it.
+	Server *Server
 }
 
 func (c SchedulerConfig) withDefaults() SchedulerConfig {
@@ -210,9 +216,6 @@ func (s *Scheduler) add(def *schedstore.Definition) error {
 	}
 	s.byID[def.ID] = def
 	s.decls = append(s.decls, def)
-	if def.Isolated {
-		registerIsolatedQueue(s.cfg.Namespace, s.IsolatedQueue())
-	}
 	return nil
 }
 
@@ -261,6 +264,10 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.self.Started = s.now()
 	s.mu.Unlock()
+	iso, err := s.isolatedSetup(defs)
+	if err != nil {
+		return fmt.Errorf("chronos: start scheduler: %w", err)
+	}
 
 	if _, err := s.store.Heartbeat(ctx, s.self); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
@@ -301,16 +308,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.wg.Go(func() { s.coordinate(runCtx) })
 	s.wg.Go(func() { s.heartbeats(runCtx) })
 	s.wg.Go(func() { <-runCtx.Done(); stopElect() })
-	var iso []schedstore.Definition
-	for _, d := range defs {
-		if d.Isolated {
-			iso = append(iso, d)
-		}
-	}
 	if len(iso) > 0 {
-		if err := s.client.SAdd(ctx, s.isolatedIndexKey(), s.cfg.InstanceID).Err(); err != nil {
-			s.log.Warn("chronos: record isolated queue", "queue", s.IsolatedQueue(), "err", err)
-		}
 		s.isolated = newIsolatedRunner(s, iso)
 		s.wg.Go(func() { s.isolated.run(runCtx) })
 	}
@@ -336,9 +334,6 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 
 	s.cancel()
-	if s.isolated != nil {
-		unregisterIsolatedQueue(s.cfg.Namespace, s.IsolatedQueue())
-	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	var err error

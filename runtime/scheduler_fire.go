@@ -69,9 +69,6 @@ func (s *Scheduler) firing(r *fireReq, now time.Time) (*schedstore.Firing, error
 		m, due := j.opts.message(j.kind, j.payload, now)
 		m.ScheduleID = r.id
 		m.TriggerTime = r.slot.UnixMilli()
-		if p.def.Isolated {
-			m.Queue = s.IsolatedQueue()
-		}
 		if p.overlap != OverlapAllow {
 			m.Overlap = r.id + ":" + j.name
 		}
@@ -84,9 +81,9 @@ func (s *Scheduler) firing(r *fireReq, now time.Time) (*schedstore.Firing, error
 	return f, nil
 }
 
-// fire enqueues reqs in one pipeline (schedstore.Fire) under term t (the
-// zero Term fires isolated schedules, without a fence), logs what a
-// result needs said, and reports the results to Metrics.
+// fire enqueues reqs in one pipeline (schedstore.Fire) under the leader's
+// term t, logs what a result needs said, and reports the results to
+// Metrics.
 func (s *Scheduler) fire(ctx context.Context, t leader.Term, reqs []*fireReq) []schedstore.FireResult {
 	out := make([]schedstore.FireResult, len(reqs))
 	if len(reqs) == 0 {

@@ -29,6 +29,7 @@ type session struct {
 
 	mu        sync.Mutex // guards entries, idle and the entries' fields
 	entries   map[string]*schedEntry
+	isolated  map[string]bool // isolated schedules: each instance fires them itself
 	idle      map[string]bool // entries not in the loop: paused, dirty, complete
 	version   string          // last seen value of the registry's change counter
 	lastSweep time.Time       // last Sweep
@@ -36,7 +37,7 @@ type session struct {
 }
 
 func newSession(s *Scheduler, term leader.Term) *session {
-	return &session{s: s, term: term, entries: map[string]*schedEntry{}, idle: map[string]bool{}}
+	return &session{s: s, term: term, entries: map[string]*schedEntry{}, isolated: map[string]bool{}, idle: map[string]bool{}}
 }
 
 // refreshEvery is how often the leader polls for registry changes,
@@ -99,8 +100,10 @@ func (ss *session) refresh(ctx context.Context) {
 		res, err := sweep(ctx)
 		if err != nil {
 			ss.warn(ctx, "chronos: leader: sweep registry", err)
-		} else {
-			ss.dropDeadIsolatedQueues(ctx)
+		} else if time.Since(ss.term.Acquired) > 2*s.cfg.InstanceTTL {
+			// Only once instances had time to heartbeat after an outage:
+			// an instance not seen yet is not gone.
+			ss.dropLegacyIsolatedQueues(ctx)
 		}
 		if err == nil && len(res.Handed)+len(res.Retired) > 0 {
 			s.log.Info("chronos: leader: registry swept", "handed", res.Handed, "retired", res.Retired)
@@ -135,9 +138,11 @@ func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 	r := ss.newRound(s.now())
 	ss.mu.Lock()
 	seen := make(map[string]bool, len(list))
+	clear(ss.isolated)
 	for i := range list {
 		sc := &list[i]
 		if sc.Isolated {
+			ss.isolated[sc.ID] = true
 			continue
 		}
 		seen[sc.ID] = true
@@ -281,4 +286,18 @@ func (ss *session) warn(ctx context.Context, msg string, err error) {
 		return
 	}
 	ss.s.log.Warn(msg, "err", err)
+}
+
+// dropLegacyIsolatedQueues deletes the Redis queues that versions before
+// in-process isolated schedules made per instance, once their instance is
+// gone.
+func (ss *session) dropLegacyIsolatedQueues(ctx context.Context) {
+	dropped, err := ss.s.store.DropLegacyIsolatedQueues(ctx)
+	if err != nil {
+		ss.warn(ctx, "chronos: leader: delete the isolated queues of gone instances of an older version", err)
+		return
+	}
+	if len(dropped) > 0 {
+		ss.s.log.Info("chronos: leader: deleted the isolated queues of gone instances of an older version", "queues", dropped)
+	}
 }

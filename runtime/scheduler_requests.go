@@ -32,7 +32,18 @@ func (ss *session) requests(ctx context.Context) {
 		if e != nil {
 			jp = e.jobPaused(now)
 		}
+		isolated := ss.isolated[rq.Schedule]
 		ss.mu.Unlock()
+		if isolated {
+			// Every live instance runs it (scheduler_isolated.go); the
+			// request is done once each has had an InstanceTTL to see it.
+			if now.Sub(rq.Created) >= s.cfg.InstanceTTL {
+				s.log.Info("chronos: operator request for an isolated schedule handed to every live instance", "schedule", rq.Schedule,
+					"request", rq.ID, "who", rq.Who)
+				_, _ = s.store.CompleteRequest(ctx, rq.ID)
+			}
+			continue
+		}
 		if e == nil {
 			s.log.Warn("chronos: request for a schedule the leader does not fire; dropped", "schedule", rq.Schedule, "request", rq.ID)
 			_, _ = s.store.CompleteRequest(ctx, rq.ID)

@@ -19,6 +19,7 @@ import (
 	"github.com/chronos-go/chronos/runtime/internal/firing"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
+	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
 
@@ -56,8 +57,11 @@ type schedEnv struct {
 	logs  *logBuffer
 }
 
+// newSchedEnv gives t a private redis-server, and runs t in parallel with
+// the package's other tests on theirs.
 func newSchedEnv(t *testing.T, opts ...redistest.Options) *schedEnv {
 	t.Helper()
+	redistest.Parallel(t)
 	s := redistest.Start(t, opts...)
 	return &schedEnv{t: t, redis: s, rdb: s.Client(), insp: NewInspector(s.Client()), logs: &logBuffer{}}
 }
@@ -103,6 +107,17 @@ func (e *schedEnv) tasks(queue string) []*rdb.Message {
 		out = append(out, m)
 	}
 	return out
+}
+
+// holdLease makes this test the namespace's leader by setting the lease
+// itself, so it can fire through the fenced script without an election.
+func holdLease(t testing.TB, c redis.UniversalClient) leader.Term {
+	t.Helper()
+	tok := "1:test-lease:" + strings.ReplaceAll(t.Name(), "/", "-")
+	if err := c.Set(context.Background(), leader.KeysFor("").Lock, tok, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return leader.Term{Token: tok, Epoch: 1}
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
@@ -422,14 +437,14 @@ func primeState(t *testing.T, e *schedEnv, id string, reg func(*Scheduler), next
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	key := "{chronos}:sched:" + id
+	key := schedstore.New(e.rdb, schedstore.Config{}).SchedKey(id)
 	err := e.rdb.HSet(ctx, key, "next_fire", next.UnixMilli(), "last_fired", prev.UnixMilli(),
 		"trigger_start", prev.Add(-time.Hour).UnixMilli(), "repeat_count", -1, "times_triggered", 5,
 		"state_saved", time.Now().Add(time.Second).UnixMilli(), "created", prev.Add(-time.Hour).UnixMilli()).Err()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.rdb.Del(ctx, "{chronos}:q:default")
+	e.rdb.Del(ctx, rdb.NewKeys("").Stream("default"))
 }
 
 func TestCatchupAfterAnOutageFollowsThePolicy(t *testing.T) {
@@ -509,63 +524,6 @@ func TestPausedScheduleDoesNotFireAndResumesPerPolicy(t *testing.T) {
 		if at.After(pausedAt.Add(time.Second)) && at.Before(pausedAt.Add(2*time.Second)) {
 			t.Errorf("slot %v missed during the pause was fired on resume", at)
 		}
-	}
-}
-
-func TestIsolatedScheduleFiresOnEveryInstanceIntoItsOwnQueue(t *testing.T) {
-	e := newSchedEnv(t)
-	reg := func(s *Scheduler) {
-		if err := RegisterInterval(s, time.Second, tick{}, WithScheduleID("local-logs"), WithIsolated(true)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a := e.start(e.scheduler("iso-a", SchedulerConfig{}, reg))
-	b := e.start(e.scheduler("iso-b", SchedulerConfig{}, reg))
-	for _, s := range []*Scheduler{a, b} {
-		q := s.IsolatedQueue()
-		waitUntil(t, "isolated firings on "+q, func() bool { return len(e.tasks(q)) >= 2 })
-		for _, m := range e.tasks(q) {
-			if m.ScheduleID != "local-logs" || m.Queue != q {
-				t.Fatalf("task %+v in %s", m, q)
-			}
-		}
-		triggerTimes(t, e.tasks(q), "local-logs")
-		if !slices.Contains(IsolatedQueues(""), q) {
-			t.Fatalf("IsolatedQueues() = %v, missing %s", IsolatedQueues(""), q)
-		}
-	}
-	if n := len(e.tasks(DefaultQueue)); n != 0 {
-		t.Fatalf("%d isolated tasks in the shared queue", n)
-	}
-
-	// The queue of an instance that is gone is deleted by the leader.
-	gone := a.IsolatedQueue()
-	if err := a.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "the gone instance's queue deleted", func() bool {
-		return e.rdb.Exists(context.Background(), rdb.NewKeys("").Stream(gone)).Val() == 0
-	})
-	if slices.Contains(IsolatedQueues(""), gone) {
-		t.Fatalf("IsolatedQueues() = %v still lists %s after its scheduler shut down", IsolatedQueues(""), gone)
-	}
-
-	// A Server of the process serves the isolated queues without configuration.
-	ran := make(chan string, 100)
-	mux := NewMux()
-	AddHandler(mux, func(_ context.Context, t *Task[tick]) error { ran <- t.Queue; return nil })
-	srv := NewServer(e.rdb, ServerConfig{Logger: slog.New(slog.DiscardHandler)})
-	if err := srv.Start(context.Background(), mux); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown(context.Background())
-	select {
-	case q := <-ran:
-		if !strings.HasPrefix(q, "isolated:") {
-			t.Fatalf("ran a task from %q", q)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the server did not run isolated tasks")
 	}
 }
 

@@ -93,16 +93,10 @@ const minVisibilityTimeout = 50 * time.Millisecond
 
 // Server takes tasks from Redis and runs their handlers.
 type Server struct {
-	queue *rdb.RDB
-	cfg   ServerConfig
-	// queues (by decreasing weight) and weights are set before Start
-	// returns. After that only the fetcher changes them, replacing the
-	// slices under queuesMu (it drops isolated queues of stopped
-	// schedulers); other goroutines read them through servedQueues.
-	queues   []string
+	queue    *rdb.RDB
+	cfg      ServerConfig
+	queues   []string // by decreasing weight; fixed by NewServer
 	weights  []int
-	queuesMu sync.RWMutex
-	isolated map[string]bool // queues added by addIsolatedQueues
 	consumer string
 	log      *slog.Logger
 	taskLog  *slog.Logger
@@ -119,8 +113,8 @@ type Server struct {
 
 	slots      chan struct{}  // one token per running handler
 	stop       chan struct{}  // closed by Shutdown: stop taking tasks
-	loops      sync.WaitGroup // fetcher and forwarder
-	workers    sync.WaitGroup // one per delivery
+	loops      sync.WaitGroup // fetcher, forwarder and local loop
+	workers    sync.WaitGroup // one per delivery or local task
 	stopLease  chan struct{}
 	leaseDone  chan struct{}
 	bgCtx      context.Context // Start's values, never cancelled: Redis calls that must complete
@@ -128,6 +122,11 @@ type Server struct {
 	cancelAll  context.CancelCauseFunc
 	blocker    *rdb.Blocker       // the fetcher's blocking connection
 	finisher   *rdb.FinishBatcher // group-commits task outcomes (work.go)
+
+	local      *localTasks // tasks run in process (server_local.go)
+	localRuns  *outbox     // their run records, written when Redis answers
+	stopOutbox context.CancelFunc
+	outboxDone chan struct{}
 }
 
 // NewServer returns a Server that takes tasks through client.
@@ -171,7 +170,9 @@ func NewServer(client redis.UniversalClient, cfg ServerConfig) *Server {
 		taskLog:  cfg.TaskLogger,
 		now:      time.Now,
 		inflight: make(map[entryKey]*delivery),
+		local:    newLocalTasks(),
 	}
+	s.localRuns = newOutbox("run records of isolated tasks", localOutboxLimit, cfg.Logger)
 	for q := range cfg.Queues {
 		s.queues = append(s.queues, q)
 	}
@@ -214,7 +215,9 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	if started {
 		return ErrServerStarted
 	}
-	s.addIsolatedQueues() // isolated.go: this process's isolated schedules run here
+	if _, ok := s.cfg.Queues[LocalQueue]; ok {
+		return fmt.Errorf("chronos: start server: queue name %q is reserved for isolated tasks, which run in process", LocalQueue)
+	}
 	if err := s.ensureGroups(ctx); err != nil {
 		return fmt.Errorf("chronos: start server: %w", err)
 	}
@@ -232,10 +235,15 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	s.bgCtx = context.WithoutCancel(ctx)
 	s.handlerCtx, s.cancelAll = context.WithCancelCause(s.bgCtx)
 
-	s.loops.Add(2)
+	s.loops.Add(3)
 	go s.fetchLoop()
 	go s.forwardLoop()
+	go s.localLoop()
 	go s.leaseLoop()
+	var octx context.Context
+	octx, s.stopOutbox = context.WithCancel(s.bgCtx)
+	s.outboxDone = make(chan struct{})
+	go func() { defer close(s.outboxDone); s.localRuns.run(octx) }()
 	s.log.Info("chronos: server started", "consumer", s.consumer, "queues", s.queues, "concurrency", s.cfg.Concurrency)
 	return nil
 }
@@ -291,6 +299,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// Handlers still running after a timed-out wait record their outcome
 	// directly once the batcher is closed.
 	s.finisher.Close()
+	s.stopOutbox()
+	<-s.outboxDone
+	s.stopLocal(ctx)
 	if err == nil {
 		s.cancelAll(ErrServerShutdown)
 		s.leaveGroups(ctx)
@@ -304,7 +315,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // pending entries in, so consumer lists do not grow with every deploy.
 // A consumer with pending entries is never deleted: that would drop them.
 func (s *Server) leaveGroups(ctx context.Context) {
-	for _, q := range s.servedQueues() {
+	for _, q := range s.queues {
 		if err := s.queue.LeaveGroup(ctx, q, s.consumer); err != nil {
 			s.log.Warn("chronos: leave consumer group", "queue", q, "error", err)
 		}

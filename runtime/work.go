@@ -83,9 +83,11 @@ func (s *Server) work(d *delivery) {
 	s.process(d)
 }
 
-// run is the outcome of one delivery, as logged and recorded.
+// run is one run of a task, from its start to its outcome, as logged and
+// recorded.
 type run struct {
 	m       *rdb.Message
+	queue   string // the queue it came from; "" for a task run in process (server_local.go)
 	start   time.Time
 	dur     time.Duration
 	result  []byte
@@ -95,12 +97,11 @@ type run struct {
 }
 
 func (s *Server) process(d *delivery) {
-	r := &run{start: s.now()}
+	r := &run{start: s.now(), queue: d.entry.Queue}
 	m, err := rdb.Decode([]byte(d.entry.Msg))
 	if err != nil {
 		raw, _ := json.Marshal(d.entry.Msg)
-		m = &rdb.Message{ID: d.entry.ID, Queue: d.entry.Queue, Args: raw}
-		r.m = m
+		r.m = &rdb.Message{ID: d.entry.ID, Queue: d.entry.Queue, Args: raw}
 		s.fail(d, r, fmt.Errorf("%w: stored task is not valid: %w", ErrBadPayload, err), true)
 		return
 	}
@@ -109,22 +110,54 @@ func (s *Server) process(d *delivery) {
 		s.fail(d, r, fmt.Errorf("%w: %d deliveries, MaxDeliveries is %d", ErrTooManyDeliveries, d.entry.Deliveries, s.cfg.MaxDeliveries), true)
 		return
 	}
-	h := s.mux.lookup(m.Kind)
-	if h == nil {
-		s.fail(d, r, fmt.Errorf("%w %q", ErrNoHandler, m.Kind), true)
+	h, err := s.runnable(m, r.start)
+	if err != nil {
+		s.fail(d, r, err, true)
 		return
 	}
-	var deadline time.Time
-	if m.Deadline != 0 {
-		deadline = time.UnixMilli(m.Deadline)
-		if !r.start.Before(deadline) {
-			s.fail(d, r, fmt.Errorf("%w before the run started (deadline %s)", ErrDeadlineExceeded, deadline.Format(time.RFC3339Nano)), true)
-			return
-		}
+	ready, _ := entryTime(d.entry.ID)
+	if s.execute(h, r, ready, d.setCancel) {
+		// Interrupted by Shutdown, not failed: hand the task back for
+		// another server to run at once, without spending an attempt.
+		s.taskLog.Warn("task interrupted by shutdown; handed back to the queue",
+			"kind", m.Kind, "task_id", m.ID, "queue", m.Queue, "error", r.err.Error())
+		s.release(s.bgCtx, []*delivery{d})
+		return
 	}
+	if r.err == nil {
+		r.outcome = rdb.Done
+		s.finish(d, r)
+		return
+	}
+	s.fail(d, r, r.err, false)
+}
 
+// runnable returns the handler of m, or the error that sends m to the dead
+// letters without a run: no handler for its kind, or its deadline passed.
+func (s *Server) runnable(m *rdb.Message, start time.Time) (*handler, error) {
+	h := s.mux.lookup(m.Kind)
+	if h == nil {
+		return nil, fmt.Errorf("%w %q", ErrNoHandler, m.Kind)
+	}
+	if m.Deadline != 0 && !start.Before(time.UnixMilli(m.Deadline)) {
+		return nil, fmt.Errorf("%w before the run started (deadline %s)", ErrDeadlineExceeded, time.UnixMilli(m.Deadline).Format(time.RFC3339Nano))
+	}
+	return h, nil
+}
+
+// execute runs h for r.m, with the task's timeout (else the kind's) and
+// deadline, logs and reports its start, and stores the handler's result,
+// error and duration in r. ready is when the task became ready, for the
+// wait metric. watch, if set, receives the handler's cancel function (a
+// delivery cancels it when its lease is lost). It reports whether Shutdown
+// interrupted the run, which is then no attempt.
+func (s *Server) execute(h *handler, r *run, ready time.Time, watch func(context.CancelCauseFunc)) (interrupted bool) {
+	m := r.m
 	ctx, cancel := context.WithCancelCause(s.handlerCtx)
-	d.setCancel(cancel)
+	defer cancel(nil)
+	if watch != nil {
+		watch(cancel)
+	}
 	timeout := time.Duration(m.Timeout) * time.Millisecond
 	if timeout <= 0 {
 		timeout = h.timeout
@@ -134,31 +167,16 @@ func (s *Server) process(d *delivery) {
 		ctx, c = context.WithTimeout(ctx, timeout)
 		defer c()
 	}
-	if !deadline.IsZero() {
+	if m.Deadline != 0 {
 		var c context.CancelFunc
-		ctx, c = context.WithDeadline(ctx, deadline)
+		ctx, c = context.WithDeadline(ctx, time.UnixMilli(m.Deadline))
 		defer c()
 	}
-	s.recordStart(d, m.Kind, r.start)
+	s.recordStart(r.queue, m.Kind, ready, r.start)
 	s.logStart(ctx, m)
 	r.result, r.err = call(ctx, h, m)
 	r.dur = s.now().Sub(r.start)
-	if r.err != nil && errors.Is(context.Cause(ctx), ErrServerShutdown) {
-		// Interrupted by Shutdown, not failed: hand the task back for
-		// another server to run at once, without spending an attempt.
-		cancel(nil)
-		s.taskLog.Warn("task interrupted by shutdown; handed back to the queue",
-			"kind", m.Kind, "task_id", m.ID, "queue", m.Queue, "error", r.err.Error())
-		s.release(s.bgCtx, []*delivery{d})
-		return
-	}
-	cancel(nil)
-	if r.err == nil {
-		r.outcome = rdb.Done
-		s.finish(d, r)
-		return
-	}
-	s.fail(d, r, r.err, false)
+	return r.err != nil && errors.Is(context.Cause(ctx), ErrServerShutdown)
 }
 
 // call runs the handler, turning a panic into a *PanicError.
@@ -171,9 +189,18 @@ func call(ctx context.Context, h *handler, m *rdb.Message) (result []byte, err e
 	return h.run(ctx, m)
 }
 
-// fail records a failed delivery and decides between retry and dead
-// letters. final means no run happened that could be retried.
+// fail records a failed delivery, retried or dead as judge decides.
 func (s *Server) fail(d *delivery, r *run, err error, final bool) {
+	s.judge(r, err, final)
+	if s.finish(d, r) {
+		s.reportFailure(r)
+	}
+}
+
+// judge decides what becomes of a failed run: a retry at r.due or the dead
+// letters (r.outcome), with the attempt counted and recorded in r.m. final
+// means no run happened that could be retried.
+func (s *Server) judge(r *run, err error, final bool) {
 	m := r.m
 	r.err = err
 	errText := err.Error()
@@ -189,8 +216,7 @@ func (s *Server) fail(d *delivery, r *run, err error, final bool) {
 	dead := final || errors.Is(err, ErrSkipRetry) || errors.Is(err, ErrBadPayload) || m.Attempt > m.MaxRetry
 	if !dead && m.Deadline != 0 && !now.Before(time.UnixMilli(m.Deadline)) {
 		dead = true
-		err = fmt.Errorf("%w: %w", ErrDeadlineExceeded, err)
-		r.err = err
+		r.err = fmt.Errorf("%w: %w", ErrDeadlineExceeded, err)
 	}
 	if !dead {
 		b := s.cfg.Backoff
@@ -200,23 +226,29 @@ func (s *Server) fail(d *delivery, r *run, err error, final bool) {
 		r.due = now.Add(b(m.Attempt))
 		if m.Deadline != 0 && !r.due.Before(time.UnixMilli(m.Deadline)) {
 			dead = true
-			err = fmt.Errorf("%w: no retry fits before it: %w", ErrDeadlineExceeded, err)
-			r.err = err
+			r.err = fmt.Errorf("%w: no retry fits before it: %w", ErrDeadlineExceeded, err)
 		}
 	}
 	if dead {
 		r.outcome = rdb.Dead
-		m.Reason = err.Error()
+		m.Reason = r.err.Error()
 		m.DiedAt = now.UnixMilli()
 	} else {
 		r.outcome = rdb.Retry
 	}
-	if s.finish(d, r) && s.cfg.ErrorHandler != nil {
-		s.cfg.ErrorHandler(s.handlerCtx, &TaskInfo{
-			ID: m.ID, Kind: m.Kind, Queue: m.Queue, MaxRetry: m.MaxRetry, Attempt: max(m.Attempt, 1),
-			ProcessAt: r.due,
-		}, err)
+}
+
+// reportFailure calls ServerConfig.ErrorHandler for a failed run whose
+// outcome was recorded.
+func (s *Server) reportFailure(r *run) {
+	if s.cfg.ErrorHandler == nil {
+		return
 	}
+	m := r.m
+	s.cfg.ErrorHandler(s.handlerCtx, &TaskInfo{
+		ID: m.ID, Kind: m.Kind, Queue: m.Queue, MaxRetry: m.MaxRetry, Attempt: max(m.Attempt, 1),
+		ProcessAt: r.due,
+	}, r.err)
 }
 
 // finish writes the outcome to Redis, retrying while Redis is unreachable
@@ -259,7 +291,7 @@ func (s *Server) finish(d *delivery, r *run) bool {
 			switch res {
 			case rdb.Finished:
 				s.logOutcome(r)
-				s.recordOutcome(d, r)
+				s.recordOutcome(r)
 				return true
 			case rdb.LeaseLost:
 				s.taskLog.Warn("task outcome discarded: another worker took the task over after its lease expired",

@@ -57,6 +57,7 @@ type cluster struct {
 //	health         every 1h
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
+	redistest.Parallel(t)
 	s := redistest.Start(t)
 	c := &cluster{t: t, redis: s, rdb: s.Client()}
 	c.sched = chronos.NewScheduler(s.NewClient(nil), chronos.SchedulerConfig{

@@ -43,6 +43,7 @@ func commands() []command {
 	cs = append(cs, controlCommands()...)
 	cs = append(cs, clusterCommands()...)
 	cs = append(cs, taskCommands()...)
+	cs = append(cs, webCommands()...)
 	return cs
 }
 

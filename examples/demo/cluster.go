@@ -26,8 +26,8 @@ type instance struct {
 // checks it runs to rec.
 func startInstance(ctx context.Context, b *backend, ns, id string, rec *recorder, log *slog.Logger) (*instance, error) {
 	in := &instance{id: id, rdb: b.newClient()}
-	in.sched = chronos.NewScheduler(in.rdb, chronos.SchedulerConfig{Namespace: ns, InstanceID: id, Logger: log})
 	in.srv = chronos.NewServer(in.rdb, chronos.ServerConfig{Namespace: ns, Logger: log})
+	in.sched = chronos.NewScheduler(in.rdb, chronos.SchedulerConfig{Namespace: ns, InstanceID: id, Logger: log, Server: in.srv})
 	mux := chronos.NewMux()
 	monitor := &healthcheck.Monitor{
 		Instance: id,

@@ -74,8 +74,8 @@ func run(ctx context.Context, cfg config, out io.Writer) (summary, error) {
 	rec := newRecorder(out, cfg.Quiet)
 	rec.say("chronos demo: the healthcheck example as a %d-instance cluster in one process, for %v", cfg.Instances, cfg.Duration)
 	rec.say("redis: %s", b.label)
-	rec.say("namespace %s; the leader is stopped at %v; a local check may run on a neighbour", ns, cfg.Duration/2)
-	rec.say("(in one process every server serves every instance's isolated queue; in separate processes it runs where it fired)")
+	rec.say("namespace %s; the leader is stopped at %v", ns, cfg.Duration/2)
+	rec.say("(each instance runs its isolated local check itself, in process, whatever the leader does)")
 	rec.say("schedules: cluster = %s (every=2s, once per cluster), local = healthcheck.Monitor.Local (every=5s isolated=true)", clusterSchedule)
 	rec.say("")
 

@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/chronos-go/chronos/examples/healthcheck"
+	chronos "github.com/chronos-go/chronos/runtime"
 )
 
 // recorder prints what happens in the cluster as it happens and keeps
@@ -67,13 +67,13 @@ func (r *recorder) record(c healthcheck.Check) {
 	defer r.mu.Unlock()
 	r.runs++
 	trig := c.Trigger.Local().Format("15:04:05")
-	if owner, ok := strings.CutPrefix(c.Queue, "isolated:"); ok {
-		key := c.Queue + " " + c.Trigger.String()
+	if c.Queue == chronos.LocalQueue {
+		key := c.Instance + " " + c.Trigger.String()
 		if r.local[key] == nil {
 			r.local[key] = map[string]bool{}
 		}
 		r.local[key][c.TaskID] = true
-		r.printf("local    trigger %s  fired by %-7s ran on %-7s %s%s", trig, owner, c.Instance, c.Detail, errText(c.Err))
+		r.printf("local    trigger %s  ran on its own instance %-7s %s%s", trig, c.Instance, c.Detail, errText(c.Err))
 	} else {
 		if r.cluster[c.Trigger] == nil {
 			r.cluster[c.Trigger] = map[string]bool{}

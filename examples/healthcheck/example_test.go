@@ -11,15 +11,15 @@ import (
 )
 
 // Every replica runs the same wiring: the generated RegisterChronosJobs
-// puts the handlers on the mux and the schedules on the scheduler. Register
-// before starting the server, so that it also serves this instance's
-// isolated queue.
+// puts the handlers on the mux and the schedules on the scheduler, and
+// SchedulerConfig.Server names the server that runs this instance's
+// isolated schedules (the local check) in process.
 func ExampleRegisterChronosJobs() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 
-	sched := chronos.NewScheduler(rdb, chronos.SchedulerConfig{})
 	srv := chronos.NewServer(rdb, chronos.ServerConfig{})
+	sched := chronos.NewScheduler(rdb, chronos.SchedulerConfig{Server: srv})
 	mux := chronos.NewMux()
 	monitor := &healthcheck.Monitor{
 		Instance: "web-1",

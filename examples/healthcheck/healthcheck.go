@@ -18,7 +18,7 @@ type Check struct {
 	Attempt  int       // 1 for the first run of the task
 	Schedule string    // schedule that enqueued the run
 	Trigger  time.Time // trigger the run stands for
-	Queue    string    // queue the task came from ("isolated:<instance>" for Local)
+	Queue    string    // queue the task came from (chronos.LocalQueue for Local: it runs in process)
 	Instance string    // Monitor.Instance of the process that ran it
 	Detail   string    // what was measured
 	Err      error     // nil when healthy

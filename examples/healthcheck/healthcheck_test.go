@@ -23,8 +23,8 @@ func startReplica(t *testing.T, opt *redis.Options, instance string) <-chan heal
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { _ = rdb.Close() })
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sched := chronos.NewScheduler(rdb, chronos.SchedulerConfig{InstanceID: instance, Logger: quiet})
 	srv := chronos.NewServer(rdb, chronos.ServerConfig{Logger: quiet})
+	sched := chronos.NewScheduler(rdb, chronos.SchedulerConfig{InstanceID: instance, Logger: quiet, Server: srv})
 	mux := chronos.NewMux()
 	checks := make(chan healthcheck.Check, 100)
 	monitor := &healthcheck.Monitor{
@@ -64,6 +64,7 @@ func next(t *testing.T, checks <-chan healthcheck.Check, schedule string) health
 }
 
 func TestGeneratedRegistrationFiresTheClusterCheckAndRunsIt(t *testing.T) {
+	redistest.Parallel(t)
 	checks := startReplica(t, redistest.Start(t).Options(), "replica-a")
 
 	c := next(t, checks, "healthcheck.Monitor.Cluster")
@@ -79,11 +80,12 @@ func TestGeneratedRegistrationFiresTheClusterCheckAndRunsIt(t *testing.T) {
 }
 
 func TestLocalCheckRunsOnTheInstanceThatFiredIt(t *testing.T) {
+	redistest.Parallel(t)
 	checks := startReplica(t, redistest.Start(t).Options(), "replica-a")
 
 	c := next(t, checks, "healthcheck.Monitor.Local")
-	if c.Queue != "isolated:replica-a" {
-		t.Errorf("queue %q, want the instance's isolated queue", c.Queue)
+	if c.Queue != chronos.LocalQueue {
+		t.Errorf("queue %q, want %q: isolated work runs in process", c.Queue, chronos.LocalQueue)
 	}
 	if c.Err != nil || c.Instance != "replica-a" {
 		t.Errorf("check = %+v, want a healthy check on replica-a", c)

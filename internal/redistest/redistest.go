@@ -9,9 +9,12 @@
 // It lives at the module root so that every package of the module, the
 // examples included, can use it.
 //
-// The package is shaped so that a Redis Cluster (several Servers started with
-// cluster mode and joined) can be added beside Start without changing callers:
-// callers only see a redis.UniversalClient.
+// Besides single servers (Start) it starts Sentinel deployments
+// (StartSentinel) and Redis Clusters with replicas (StartCluster); each
+// deployment's Client is a redis.UniversalClient, so a test can run the same
+// body against any of them. Servers and clusters can speak TLS only
+// (Options.TLS, ClusterOptions.TLS), and can be given least-privilege ACL
+// users whose denials the test reads back (AddUser, ACLLog).
 package redistest
 
 import (
@@ -37,6 +40,16 @@ type Options struct {
 	// AOF turns on the append-only file (appendfsync always), so Restart
 	// after Kill keeps every acknowledged write.
 	AOF bool
+
+	// TLS makes the server accept TLS connections only (its plaintext port
+	// is closed), with certificates from a private CA made for the test;
+	// see Server.TLSConfig and Server.TLSFiles. Clients from Client and
+	// NewClient use TLS on their own.
+	TLS bool
+
+	// TLSClientAuth says whether a TLS server asks clients for a
+	// certificate. The zero value requires one, as Redis does by default.
+	TLSClientAuth TLSClientAuth
 }
 
 // Server is a redis-server process owned by one test.
@@ -47,23 +60,31 @@ type Server struct {
 	port int
 	url  string // set when REDIS_URL points at an external server
 
+	tls   *tlsFiles // nil without TLS
+	extra []string  // more redis-server arguments (cluster mode)
+
 	mu      sync.Mutex
 	proc    *os.Process
 	exited  chan struct{} // closed when proc has been reaped
 	clients []*redis.Client
+	users   []aclUser // applied again after Restart
 }
 
 // Start launches a private redis-server for t (or connects to REDIS_URL) and
 // registers its cleanup. It fails the test with an install hint when
-// redis-server is not on PATH.
+// redis-server is not on PATH. With Options.TLS it skips the test when
+// REDIS_URL is set, since it cannot give that server certificates.
 func Start(t testing.TB, opts ...Options) *Server {
 	t.Helper()
-	s := &Server{t: t}
+	var o Options
 	if len(opts) > 0 {
-		s.opts = opts[0]
+		o = opts[0]
 	}
 	if u := os.Getenv("REDIS_URL"); u != "" {
-		s.url = u
+		if o.TLS {
+			t.Skip("redistest: a TLS server needs a private redis-server; REDIS_URL is set")
+		}
+		s := &Server{t: t, opts: o, url: u}
 		c := s.Client()
 		if err := c.FlushDB(context.Background()).Err(); err != nil {
 			t.Fatalf("redistest: REDIS_URL=%s: %v", u, err)
@@ -74,19 +95,37 @@ func Start(t testing.TB, opts ...Options) *Server {
 		t.Fatalf("redistest: redis-server not found on PATH: install the Debian package redis-server " +
 			"(`make test` does this when run as root) or set REDIS_URL to a dedicated Redis")
 	}
-	s.dir = t.TempDir()
+	var tf *tlsFiles
+	if o.TLS {
+		var err error
+		if tf, err = newTLSFiles(t.TempDir(), o.TLSClientAuth); err != nil {
+			t.Fatalf("redistest: %v", err)
+		}
+	}
+	s, err := startServer(t, o, tf, nil, freePort)
+	if err != nil {
+		t.Fatalf("redistest: start redis-server: %v", err)
+	}
+	return s
+}
+
+// startServer launches a private redis-server with its own data directory,
+// the TLS files tf (nil for none) and the extra arguments, on a port from
+// pickPort, and registers its cleanup. It tries a few ports, since another
+// process can take a free port before the server binds it.
+func startServer(t testing.TB, o Options, tf *tlsFiles, extra []string, pickPort func() (int, error)) (*Server, error) {
+	s := &Server{t: t, opts: o, dir: t.TempDir(), tls: tf, extra: extra}
 	t.Cleanup(s.cleanup)
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		if s.port, err = freePort(); err != nil {
+		if s.port, err = pickPort(); err != nil {
 			continue
 		}
 		if err = s.launch(); err == nil {
-			return s
+			return s, nil
 		}
 	}
-	t.Fatalf("redistest: start redis-server: %v", err)
-	return nil
+	return nil, err
 }
 
 // Addr is the host:port of the server.
@@ -101,10 +140,15 @@ func (s *Server) Addr() string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
 }
 
-// URL is a redis:// URL for the server, for child processes.
+// URL is a redis:// URL for the server, for child processes; with TLS it is
+// a rediss:// URL, and the child must also trust TLSFiles().CACert (and
+// present the client certificate when the server requires one).
 func (s *Server) URL() string {
 	if s.url != "" {
 		return s.url
+	}
+	if s.tls != nil {
+		return "rediss://" + s.Addr()
 	}
 	return "redis://" + s.Addr()
 }
@@ -144,7 +188,7 @@ func (s *Server) Options() *redis.Options {
 		}
 		return opt
 	}
-	return &redis.Options{Addr: s.Addr()}
+	return &redis.Options{Addr: s.Addr(), TLSConfig: s.TLSConfig()}
 }
 
 // PID is the process ID of the running server, or 0.
@@ -213,9 +257,10 @@ func (s *Server) signal(sig syscall.Signal) {
 	}
 }
 
+// launch starts the process, waits for PING and gives it the ACL users
+// added so far (a restarted server has forgotten them).
 func (s *Server) launch() error {
 	args := []string{
-		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--dir", s.dir,
 		"--save", "",
@@ -223,10 +268,17 @@ func (s *Server) launch() error {
 		"--daemonize", "no",
 		"--logfile", filepath.Join(s.dir, "redis.log"),
 	}
+	if s.tls != nil {
+		args = append(args, "--port", "0", "--tls-port", strconv.Itoa(s.port))
+		args = append(args, s.tls.serverArgs()...)
+	} else {
+		args = append(args, "--port", strconv.Itoa(s.port))
+	}
 	if s.opts.AOF {
 		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
 	}
-	probe := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	args = append(args, s.extra...)
+	probe := redis.NewClient(&redis.Options{Addr: s.Addr(), TLSConfig: s.TLSConfig(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	defer probe.Close()
 	cmd, exited, err := spawn(args, filepath.Join(s.dir, "redis.log"), func(ctx context.Context) error { return probe.Ping(ctx).Err() })
 	if err != nil {
@@ -234,7 +286,14 @@ func (s *Server) launch() error {
 	}
 	s.mu.Lock()
 	s.proc, s.exited = cmd.Process, exited
+	users := append([]aclUser(nil), s.users...)
 	s.mu.Unlock()
+	for _, u := range users {
+		if err := u.apply(context.Background(), probe); err != nil {
+			s.signal(syscall.SIGKILL)
+			return err
+		}
+	}
 	return nil
 }
 
@@ -299,4 +358,17 @@ func tail(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
+}
+
+// Parallel marks t as a test that runs in parallel with the package's
+// other parallel tests, each on its own private server. It does nothing
+// for a benchmark, or when REDIS_URL points the tests at one shared server
+// (Start flushes it, so its tests must run one at a time).
+func Parallel(t testing.TB) {
+	if os.Getenv("REDIS_URL") != "" {
+		return
+	}
+	if p, ok := t.(interface{ Parallel() }); ok {
+		p.Parallel()
+	}
 }

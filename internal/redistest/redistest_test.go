@@ -2,10 +2,20 @@ package redistest
 
 import (
 	"context"
+	"os"
 	"testing"
 )
 
+// parallel runs t in parallel with the package's other tests, unless they
+// all share the one server REDIS_URL names.
+func parallel(t *testing.T) {
+	if os.Getenv("REDIS_URL") == "" {
+		t.Parallel()
+	}
+}
+
 func TestStartKillRestartKeepsAOFData(t *testing.T) {
+	parallel(t)
 	s := Start(t, Options{AOF: true})
 	ctx := context.Background()
 	c := s.Client()
@@ -28,6 +38,7 @@ func TestStartKillRestartKeepsAOFData(t *testing.T) {
 }
 
 func TestServersArePrivate(t *testing.T) {
+	parallel(t)
 	if Start(t).External() {
 		t.Skip("REDIS_URL set")
 	}

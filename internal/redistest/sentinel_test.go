@@ -6,6 +6,7 @@ import (
 )
 
 func TestSentinelFailoverKeepsWritesAndMovesTheClient(t *testing.T) {
+	parallel(t)
 	d := StartSentinel(t)
 	ctx := context.Background()
 	c := d.Client()
@@ -32,6 +33,7 @@ func TestSentinelFailoverKeepsWritesAndMovesTheClient(t *testing.T) {
 }
 
 func TestSentinelKillMasterPromotesTheReplica(t *testing.T) {
+	parallel(t)
 	d := StartSentinel(t, SentinelOptions{Sentinels: 3})
 	ctx := context.Background()
 	c := d.Client()

@@ -34,9 +34,13 @@ type Options struct {
 	ScheduleLabel bool
 
 	// InstanceQueues keeps the per-instance names of isolated queues
-	// ("isolated:<instance ID>") in the queue label. By default they are
-	// all reported as "isolated": every process start makes a new instance
-	// ID, so the real names would add series with every deploy.
+	// ("isolated:<instance ID>") in the queue label, which versions before
+	// in-process isolated schedules reported; by default they are reported
+	// as "isolated".
+	//
+	// Deprecated: isolated tasks now run in process and report the one
+	// queue chronos.LocalQueue; only servers of older versions send the
+	// per-instance names.
 	InstanceQueues bool
 
 	// TaskBuckets are the upper bounds, in seconds, of the task duration

@@ -40,6 +40,7 @@ func pending(t *testing.T, r *RDB, q, consumer string, n int) []string {
 // a second one finds it done, and one by another consumer changes nothing.
 // The script cache is flushed between rounds, as a restart would.
 func TestFinishBatcherGivesEachOutcomeItsOwnResult(t *testing.T) {
+	redistest.Parallel(t)
 	s := redistest.Start(t)
 	r := New(s.Client(), "")
 	ctx := context.Background()
@@ -95,6 +96,7 @@ func TestFinishBatcherGivesEachOutcomeItsOwnResult(t *testing.T) {
 // A batch sent to a Redis whose script cache is empty (restarted, or a
 // promoted replica) loads the script and sends the batch again.
 func TestFinishBatchReloadsTheScript(t *testing.T) {
+	redistest.Parallel(t)
 	s := redistest.Start(t)
 	r := New(s.Client(), "")
 	ctx := context.Background()

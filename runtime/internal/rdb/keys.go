@@ -23,10 +23,12 @@
 //	{ns}:paused           SET     names of paused queues
 //	{ns}:wake             channel PUBLISHed when a delayed task becomes the earliest of its queue
 //
-// The overlap markers of scheduled runs ({ns}:overlap:<marker>,
-// {ns}:overlap-buffer:<marker>, {ns}:overlap-where:<marker>) are spelled and
-// described in overlap.go. Apart from them, this file is the one place that
-// spells these names.
+//	{ns}:overlap:<marker>         SET   IDs of the queued or running tasks of a schedule's job
+//	{ns}:overlap-buffer:<marker>  HASH  id, m: the one firing waiting for them (overlap=bufferOne)
+//	{ns}:overlap-where:<marker>   HASH  task ID → where that active task is
+//
+// The overlap markers of scheduled runs are described in overlap.go. This
+// file is the one place in the package that spells key names.
 package rdb
 
 import "github.com/chronos-go/chronos/runtime/internal/keyspace"
@@ -86,3 +88,13 @@ func (k Keys) Paused() string { return k.paused }
 // Wake is the pub/sub channel that tells forwarders a delayed task became
 // due earlier than they planned.
 func (k Keys) Wake() string { return k.wake }
+
+// OverlapActive is the set of queued or running tasks under marker.
+func (k Keys) OverlapActive(marker string) string { return k.prefix + "overlap:" + marker }
+
+// OverlapBuffer holds the firing buffered under marker.
+func (k Keys) OverlapBuffer(marker string) string { return k.prefix + "overlap-buffer:" + marker }
+
+// OverlapWhere records where each active task under marker is, so the fire
+// script can tell a stale member from a live task in a few commands.
+func (k Keys) OverlapWhere(marker string) string { return k.prefix + "overlap-where:" + marker }

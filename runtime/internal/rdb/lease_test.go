@@ -12,6 +12,7 @@ import (
 // leaseEnv is a queue "q" holding one task, read by consumer "a".
 func leaseEnv(t *testing.T) (*RDB, Entry) {
 	t.Helper()
+	redistest.Parallel(t)
 	r := New(redistest.Start(t).Client(), "")
 	ctx := context.Background()
 	if err := r.EnsureGroup(ctx, "q"); err != nil {
@@ -98,6 +99,7 @@ func TestReleasedEntryIsReclaimableAtOnceWithoutCountingADelivery(t *testing.T) 
 }
 
 func TestForwardMovesOnlyDueTasksAndReportsTheNext(t *testing.T) {
+	redistest.Parallel(t)
 	r := New(redistest.Start(t).Client(), "")
 	ctx := context.Background()
 	now := time.UnixMilli(1_700_000_000_000)

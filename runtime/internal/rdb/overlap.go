@@ -70,16 +70,6 @@ import (
 // a rolling upgrade, a task retried by a worker of an older version keeps a
 // stale "s" record and can be dropped, allowing one overlapping run.
 
-// OverlapActive is the set of queued or running tasks under marker.
-func (k Keys) OverlapActive(marker string) string { return k.prefix + "overlap:" + marker }
-
-// OverlapBuffer holds the firing buffered under marker.
-func (k Keys) OverlapBuffer(marker string) string { return k.prefix + "overlap-buffer:" + marker }
-
-// OverlapWhere records where each active task under marker is, so the fire
-// script can tell a stale member from a live task in a few commands.
-func (k Keys) OverlapWhere(marker string) string { return k.prefix + "overlap-where:" + marker }
-
 // OverlapFunc is a Lua fragment defining the overlap functions shared by the
 // fire and finish scripts. Every key is a parameter, taken from KEYS by the
 // caller.

@@ -112,6 +112,7 @@ func TestMessageKeepsOnlyTheLatestAttempts(t *testing.T) {
 // The scheduler composes chronos_enqueue into its own fire script. This is
 // the pattern it follows: extra keys first, then EnqueueKeys, in one slot.
 func TestEnqueueFragmentComposesIntoAnotherScript(t *testing.T) {
+	redistest.Parallel(t)
 	c := redistest.Start(t).Client()
 	ctx := context.Background()
 	k := NewKeys("")
@@ -143,6 +144,7 @@ return r
 }
 
 func TestPruneConsumersDeletesOnlyIdleConsumersWithoutPendingEntries(t *testing.T) {
+	redistest.Parallel(t)
 	c := redistest.Start(t).Client()
 	ctx := context.Background()
 	r := New(c, "")

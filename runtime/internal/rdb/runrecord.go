@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // RunRecord is the record of one finished run of a task, as the finish
@@ -22,6 +24,9 @@ type RunRecord struct {
 	Error       string        // failures
 	ScheduleID  string        // scheduled runs only
 	TriggerTime time.Time     // scheduled runs only
+	// Instance is the scheduler instance that ran an isolated task in
+	// process; "" for queued tasks.
+	Instance string
 }
 
 // Run record statuses.
@@ -43,6 +48,7 @@ const (
 	runTrigger  = "trigger" // unix ms
 	runError    = "error"
 	runResult   = "result"
+	runInstance = "instance"
 )
 
 // Fields returns r as the stream entry's field/value list (Finish.RunAttrs).
@@ -59,6 +65,9 @@ func (r *RunRecord) Fields() []any {
 	if r.ScheduleID != "" {
 		a = append(a, runSchedule, r.ScheduleID, runTrigger, strconv.FormatInt(msOrZero(r.TriggerTime), 10))
 	}
+	if r.Instance != "" {
+		a = append(a, runInstance, r.Instance)
+	}
 	switch {
 	case r.Error != "":
 		a = append(a, runError, r.Error)
@@ -73,7 +82,7 @@ func decodeRunRecord(values map[string]any) RunRecord {
 	v := func(k string) string { s, _ := values[k].(string); return s }
 	r := RunRecord{
 		TaskID: v(runTaskID), Queue: v(runQueue), Status: v(runStatus),
-		Error: v(runError), ScheduleID: v(runSchedule),
+		Error: v(runError), ScheduleID: v(runSchedule), Instance: v(runInstance),
 	}
 	r.Attempt, _ = strconv.Atoi(v(runAttempt))
 	if ms, err := strconv.ParseInt(v(runStart), 10, 64); err == nil {
@@ -89,6 +98,17 @@ func decodeRunRecord(values map[string]any) RunRecord {
 		r.Result = []byte(s)
 	}
 	return r
+}
+
+// AppendRun adds rec to the run records of kind, keeping about keep of
+// them. The finish script appends the records of queued tasks in the same
+// step as their outcome; this is for tasks run in process.
+func (r *RDB) AppendRun(ctx context.Context, kind string, rec *RunRecord, keep int) error {
+	err := r.C.XAdd(ctx, &redis.XAddArgs{Stream: r.keysOf(kind).runs, MaxLen: int64(keep), Approx: true, Values: rec.Fields()}).Err()
+	if err != nil {
+		return fmt.Errorf("rdb: append a run record of %q: %w", kind, err)
+	}
+	return nil
 }
 
 // ListRuns returns up to limit run records of kind, newest first.

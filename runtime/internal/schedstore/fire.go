@@ -241,13 +241,8 @@ const (
 	fireJobArgs = 1 + rdb.EnqueueArgCount // name + EnqueueArgs
 )
 
-var (
-	// fireScript is the leader's fire script: leader.FenceLua, then fireBody.
-	fireScript = leader.FenceScript(fireBody)
-	// unfencedFireScript fires without a fence: every instance fires its own
-	// isolated schedules. KEYS[1] and ARGV[1] are unused.
-	unfencedFireScript = redis.NewScript(fireBody)
-)
+// fireScript is the leader's fire script: leader.FenceLua, then fireBody.
+var fireScript = leader.FenceScript(fireBody)
 
 // FireScriptHash is the SHA1 of the leader's fire script, for tests and
 // benchmarks that count its runs in Redis's command statistics.
@@ -281,8 +276,8 @@ func (s *Store) fireCall(t leader.Term, f *Firing, now time.Time, o *FireOptions
 }
 
 // Fire runs the fire script once per firing, all in one pipeline: one
-// EVALSHA, and so a share of one round trip, per trigger. t is the
-// leader's term; the zero Term fires without a fence (isolated schedules).
+// EVALSHA, and so a share of one round trip, per trigger, each fenced by
+// the leader's term t.
 // Firings that meet NOSCRIPT (Redis restarted and lost its script cache)
 // did not run; they are sent again once the script is loaded. With
 // FireOptions.Replicas the pipeline ends with WAIT, on the scripts'
@@ -293,10 +288,6 @@ func (s *Store) Fire(ctx context.Context, t leader.Term, now time.Time, firings 
 	if len(firings) == 0 {
 		return out, nil
 	}
-	script := fireScript
-	if t.Token == "" {
-		script = unfencedFireScript
-	}
 	calls := make([]scriptCall, len(firings))
 	for i, f := range firings {
 		calls[i].keys, calls[i].args = s.fireCall(t, f, now, &o)
@@ -305,7 +296,7 @@ func (s *Store) Fire(ctx context.Context, t leader.Term, now time.Time, firings 
 	if o.Replicas > 0 {
 		wait = &waitFor{replicas: o.Replicas, timeout: o.ReplicaTimeout}
 	}
-	cmds, err := s.evalPipelined(ctx, script, calls, wait)
+	cmds, err := s.evalPipelined(ctx, fireScript, calls, wait)
 	if err != nil {
 		for i := range out {
 			out[i].Err = err

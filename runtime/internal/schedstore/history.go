@@ -3,9 +3,12 @@ package schedstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // FiringRecord is one entry of a schedule's firing history
@@ -15,12 +18,16 @@ import (
 // that spells its JSON form:
 //
 //	{"at": <unix ms>, "slot": <unix ms>, "src": "<source>",
-//	 "jobs": [{"job": "<name>", "task": "<task ID>", "result": "<result>"}, ...]}
+//	 "jobs": [{"job": "<name>", "task": "<task ID>", "result": "<result>"}, ...],
+//	 "inst": "<instance>"}      (isolated schedules only: AppendHistory)
 type FiringRecord struct {
 	At     time.Time // when the firing was written
 	Slot   time.Time // the trigger it stands for
 	Source string    // trigger, catchup, request, backfill, isolated
 	Jobs   []FiringJob
+	// Instance is the instance that fired an isolated schedule, which
+	// writes its record itself (AppendHistory); "" for the leader's.
+	Instance string
 }
 
 // FiringJob is what one firing did with one job: Result is enqueued,
@@ -59,6 +66,7 @@ type firingRecordJSON struct {
 	Slot int64       `json:"slot"`
 	Src  string      `json:"src"`
 	Jobs []FiringJob `json:"jobs"`
+	Inst string      `json:"inst,omitempty"`
 }
 
 // decodeFiringRecord parses one history entry.
@@ -70,7 +78,62 @@ func decodeFiringRecord(v string) (FiringRecord, error) {
 	if err := json.Unmarshal([]byte(v), &rec); err != nil {
 		return FiringRecord{}, err
 	}
-	return FiringRecord{At: time.UnixMilli(rec.At), Slot: time.UnixMilli(rec.Slot), Source: rec.Src, Jobs: rec.Jobs}, nil
+	return FiringRecord{At: time.UnixMilli(rec.At), Slot: time.UnixMilli(rec.Slot), Source: rec.Src, Jobs: rec.Jobs, Instance: rec.Inst}, nil
+}
+
+// encodeFiringRecord is the stored form of r, as historyLua writes it.
+func encodeFiringRecord(r FiringRecord) ([]byte, error) {
+	jobs := r.Jobs
+	if jobs == nil {
+		jobs = []FiringJob{}
+	}
+	return json.Marshal(firingRecordJSON{At: ms(r.At), Slot: ms(r.Slot), Src: r.Source, Jobs: jobs, Inst: r.Instance})
+}
+
+// AppendHistory adds r to the history of schedule id, keeping the newest
+// keep records, in one round trip. The fire script writes the leader's
+// records; instances write those of their isolated firings with this.
+func (s *Store) AppendHistory(ctx context.Context, id string, r FiringRecord, keep int) error {
+	b, err := encodeFiringRecord(r)
+	if err != nil {
+		return fmt.Errorf("schedstore: history of %q: %w", id, err)
+	}
+	key := s.keys.history(id)
+	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.LPush(ctx, key, b)
+		p.LTrim(ctx, key, 0, int64(max(keep, 1)-1))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("schedstore: history of %q: %w", id, err)
+	}
+	return nil
+}
+
+// LastFirings returns the newest firing record of each schedule of ids
+// that has one, in one round trip.
+func (s *Store) LastFirings(ctx context.Context, ids []string) (map[string]FiringRecord, error) {
+	cmds := make([]*redis.StringCmd, len(ids))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.LIndex(ctx, s.keys.history(id), 0)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("schedstore: last firings: %w", err)
+	}
+	out := make(map[string]FiringRecord, len(ids))
+	for i, c := range cmds {
+		v, err := c.Result()
+		if err != nil {
+			continue
+		}
+		if rec, err := decodeFiringRecord(v); err == nil {
+			out[ids[i]] = rec
+		}
+	}
+	return out, nil
 }
 
 // History returns up to limit firing records of schedule id, newest first.

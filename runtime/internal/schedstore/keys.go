@@ -16,6 +16,8 @@ import "github.com/chronos-go/chronos/runtime/internal/keyspace"
 //	{<ns>}:requests          ZSET  pending request IDs; score = creation time (ms)
 //	{<ns>}:request-data      HASH  request ID → JSON Request
 //	{<ns>}:history:<id>      LIST  firing records of schedule <id>, newest first, capped (history.go)
+//	{<ns>}:isolated-instances SET  (versions before in-process isolated schedules) instances with a
+//	                               queue isolated:<instance> of their own (legacy.go)
 //	{<ns>}:schedules:version STRING counter bumped by every change the leader must pick up at once
 //	                               (registrations, pauses, resumes; NoteChange)
 //
@@ -36,3 +38,8 @@ func (k keys) requests() string            { return k.prefix + "requests" }
 func (k keys) requestData() string         { return k.prefix + "request-data" }
 func (k keys) history(id string) string    { return k.prefix + "history:" + id }
 func (k keys) version() string             { return k.prefix + "schedules:version" }
+func (k keys) legacyIsolated() string      { return k.prefix + "isolated-instances" }
+
+// legacyIsolatedQueue is the queue name (not a key) of instance's isolated
+// schedules in versions before they ran in process.
+func legacyIsolatedQueue(instance string) string { return "isolated:" + instance }

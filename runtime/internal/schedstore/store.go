@@ -169,6 +169,32 @@ func (s *Store) Get(ctx context.Context, id string) (Schedule, error) {
 	return decodeSchedule(m)
 }
 
+// GetMany returns the schedules of ids that exist, in one round trip.
+func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]Schedule, error) {
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGetAll(ctx, s.keys.sched(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: get %d schedules: %w", len(ids), err)
+	}
+	out := make(map[string]Schedule, len(ids))
+	for _, c := range cmds {
+		if len(c.Val()) == 0 {
+			continue
+		}
+		sc, err := decodeSchedule(c.Val())
+		if err != nil {
+			return nil, err
+		}
+		out[sc.ID] = sc
+	}
+	return out, nil
+}
+
 // List returns every schedule, ordered by ID. It reads all hashes in one
 // pipeline.
 func (s *Store) List(ctx context.Context) ([]Schedule, error) {

@@ -39,7 +39,10 @@ type world struct {
 	clk *clock
 }
 
+// newWorld gives t a private redis-server, and runs t in parallel with the
+// package's other tests on theirs.
 func newWorld(t *testing.T, opts ...redistest.Options) *world {
+	redistest.Parallel(t)
 	s := redistest.Start(t, opts...)
 	return &world{t: t, srv: s, rdb: s.Client(), clk: &clock{t: t0}}
 }

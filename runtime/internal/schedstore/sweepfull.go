@@ -32,52 +32,13 @@ return 1
 func (s *Store) fullPass(ctx context.Context, now time.Time, live []liveInstance, rec sweepRecord) (SweepResult, sweepMemo, error) {
 	res := SweepResult{Live: len(live), Full: true}
 	memo := sweepMemo{valid: true, live: live, full: now}
-
-	// What the live instances declare, and when each schedule was last
-	// declared.
-	decls := make([]*redis.StringSliceCmd, len(live))
-	var index *redis.ZSliceCmd
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, in := range live {
-			decls[i] = p.HKeys(ctx, s.keys.decl(in.id))
-		}
-		index = p.ZRangeWithScores(ctx, s.keys.schedules(), 0, -1)
-		return nil
-	})
+	d, err := s.readDeclarations(ctx, now, live, rec)
 	if err != nil {
-		return res, memo, fmt.Errorf("schedstore: sweep: read: %w", err)
+		return res, memo, err
 	}
-	declarers := map[string][]Declarer{}
-	for i, in := range live {
-		d := in.declarer()
-		for _, sid := range decls[i].Val() {
-			declarers[sid] = append(declarers[sid], d)
-		}
-	}
-	nowMs := now.UnixMilli()
-	var declared []string
-	marks := make([]redis.Z, 0, len(declarers))
-	for id := range declarers {
-		declared = append(declared, id)
-		marks = append(marks, redis.Z{Score: float64(nowMs), Member: id})
-	}
-	// A schedule no live instance declares keeps its score, unless the
-	// record vouches it was declared later than that: then the score moves
-	// up to what the record says, before the record is replaced.
-	lastDeclared := make(map[string]int64, len(index.Val()))
-	for _, z := range index.Val() {
-		id, _ := z.Member.(string)
-		score := int64(z.Score)
-		if len(declarers[id]) == 0 && rec.vouches(score) {
-			score = rec.confirmed
-			marks = append(marks, redis.Z{Score: float64(score), Member: id})
-		}
-		lastDeclared[id] = score
-	}
-
-	// Decide.
-	var orphans []string
+	declarers, lastDeclared := d.byID, d.lastDeclared
 	cutoff := now.Add(-s.cfg.RetireGrace).UnixMilli()
+	var orphans []string
 	var oldest int64
 	for id, score := range lastDeclared {
 		if len(declarers[id]) > 0 {
@@ -93,9 +54,83 @@ func (s *Store) fullPass(ctx context.Context, now time.Time, live []liveInstance
 		// Retired by the first sweep whose cutoff passes it.
 		memo.retireDue = time.UnixMilli(oldest + s.cfg.RetireGrace.Milliseconds() + 1)
 	}
-	cur, err := s.readCurrent(ctx, declared)
+	handed, undone, err := s.handOver(ctx, now, d)
 	if err != nil {
 		return res, memo, err
+	}
+	res.Handed = handed
+	retired, notRetired, err := s.retire(ctx, orphans, cutoff)
+	if err != nil {
+		return res, memo, err
+	}
+	res.Retired = retired
+	memo.undone = undone || notRetired
+	return res, memo, nil
+}
+
+// declarations is what a full pass read of the registry's declarations.
+type declarations struct {
+	byID         map[string][]Declarer // schedule ID → the live instances that declare it
+	lastDeclared map[string]int64      // schedule ID → when a live instance last declared it (ms)
+	marks        []redis.Z             // "declared" scores to raise (never moved back)
+}
+
+// readDeclarations reads what the live instances declare and when each
+// schedule was last declared. A schedule no live instance declares keeps
+// its score, unless the record vouches it was declared later than that:
+// then the score moves up to what the record says, before the record is
+// replaced (handOver writes the marks).
+func (s *Store) readDeclarations(ctx context.Context, now time.Time, live []liveInstance, rec sweepRecord) (declarations, error) {
+	decls := make([]*redis.StringSliceCmd, len(live))
+	var index *redis.ZSliceCmd
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, in := range live {
+			decls[i] = p.HKeys(ctx, s.keys.decl(in.id))
+		}
+		index = p.ZRangeWithScores(ctx, s.keys.schedules(), 0, -1)
+		return nil
+	})
+	if err != nil {
+		return declarations{}, fmt.Errorf("schedstore: sweep: read: %w", err)
+	}
+	d := declarations{byID: map[string][]Declarer{}, lastDeclared: make(map[string]int64, len(index.Val()))}
+	for i, in := range live {
+		dr := in.declarer()
+		for _, sid := range decls[i].Val() {
+			d.byID[sid] = append(d.byID[sid], dr)
+		}
+	}
+	nowMs := now.UnixMilli()
+	d.marks = make([]redis.Z, 0, len(d.byID))
+	for id := range d.byID {
+		d.marks = append(d.marks, redis.Z{Score: float64(nowMs), Member: id})
+	}
+	for _, z := range index.Val() {
+		id, _ := z.Member.(string)
+		score := int64(z.Score)
+		if len(d.byID[id]) == 0 && rec.vouches(score) {
+			score = rec.confirmed
+			d.marks = append(d.marks, redis.Z{Score: float64(score), Member: id})
+		}
+		d.lastDeclared[id] = score
+	}
+	return d, nil
+}
+
+// handOver writes the pass's "declared" marks and its record, and gives
+// each declared schedule whose declarer is not its highest-ranked live
+// declarer (or that is missing) to that declarer, with its declaration. It
+// reports whether it left work for a later sweep: a declaration that
+// vanished or a claim that lost its race.
+func (s *Store) handOver(ctx context.Context, now time.Time, d declarations) ([]string, bool, error) {
+	declarers := d.byID
+	declared := make([]string, 0, len(declarers))
+	for id := range declarers {
+		declared = append(declared, id)
+	}
+	cur, err := s.readCurrent(ctx, declared)
+	if err != nil {
+		return nil, false, err
 	}
 	type handover struct {
 		id string
@@ -114,14 +149,14 @@ func (s *Store) fullPass(ctx context.Context, now time.Time, live []liveInstance
 			hands = append(hands, handover{id, best, c})
 		}
 	}
-
-	// The "declared" marks (never moved back), then the record of this
-	// pass: a later sweep that finds nothing changed moves its confirmed
-	// time on. The definitions to hand over, from their new declarers.
+	// The marks (never moved back), then the record of this pass: a later
+	// sweep that finds nothing changed moves its confirmed time on. The
+	// definitions to hand over, from their new declarers.
+	nowMs := now.UnixMilli()
 	defCmds := make([]*redis.StringCmd, len(hands))
 	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		if len(marks) > 0 {
-			p.ZAddArgs(ctx, s.keys.schedules(), redis.ZAddArgs{GT: true, Members: marks})
+		if len(d.marks) > 0 {
+			p.ZAddArgs(ctx, s.keys.schedules(), redis.ZAddArgs{GT: true, Members: d.marks})
 		}
 		p.HSet(ctx, s.keys.sweep(), "full", nowMs, "confirmed", nowMs)
 		for i, h := range hands {
@@ -130,45 +165,52 @@ func (s *Store) fullPass(ctx context.Context, now time.Time, live []liveInstance
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return res, memo, fmt.Errorf("schedstore: sweep: %w", err)
+		return nil, false, fmt.Errorf("schedstore: sweep: %w", err)
 	}
+	undone := false
 	var claims []claim
 	for i, h := range hands {
 		var def Definition
 		if err := json.Unmarshal([]byte(defCmds[i].Val()), &def); err != nil || def.Validate() != nil {
-			memo.undone = true // declaration vanished (instance died) or is unreadable: next sweep
+			undone = true // declaration vanished (instance died) or is unreadable: next sweep
 			continue
 		}
 		claims = append(claims, claim{def: def, by: h.by, cur: h.c})
 	}
 	failed, err := s.claim(ctx, now, claims)
 	if err != nil {
-		return res, memo, fmt.Errorf("schedstore: sweep: %w", err)
+		return nil, undone, fmt.Errorf("schedstore: sweep: %w", err)
 	}
+	var handed []string
 	for i, cl := range claims {
 		if failed[i] {
-			memo.undone = true
+			undone = true
 		} else {
-			res.Handed = append(res.Handed, cl.def.ID)
+			handed = append(handed, cl.def.ID)
 		}
 	}
+	return handed, undone, nil
+}
 
-	// Retire.
+// retire deletes the orphans not declared since cutoff. It reports whether
+// one was refused (declared again meanwhile, or failed): look again.
+func (s *Store) retire(ctx context.Context, orphans []string, cutoff int64) ([]string, bool, error) {
 	calls := make([]scriptCall, len(orphans))
 	for i, id := range orphans {
 		calls[i] = scriptCall{keys: []string{s.keys.sched(id), s.keys.schedules()}, args: []any{id, strconv.FormatInt(cutoff, 10)}}
 	}
 	retCmds, err := s.evalPipelined(ctx, retireScript, calls, nil)
 	if err != nil {
-		return res, memo, fmt.Errorf("schedstore: sweep: retire: %w", err)
+		return nil, false, fmt.Errorf("schedstore: sweep: retire: %w", err)
 	}
+	var retired []string
+	refused := false
 	for i, c := range retCmds {
 		if n, _ := c.Int(); n == 1 {
-			res.Retired = append(res.Retired, orphans[i])
+			retired = append(retired, orphans[i])
 		} else {
-			memo.undone = true // declared again meanwhile, or failed: look again
+			refused = true
 		}
 	}
-	sortedStrings(res.Retired)
-	return res, memo, nil
+	return sortedStrings(retired), refused, nil
 }

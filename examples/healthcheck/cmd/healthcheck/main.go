@@ -51,16 +51,15 @@ func run() error {
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 
-	sched := chronos.NewScheduler(rdb, chronos.SchedulerConfig{})
 	srv := chronos.NewServer(rdb, chronos.ServerConfig{})
+	// The server also runs this instance's isolated schedules, in process.
+	sched := chronos.NewScheduler(rdb, chronos.SchedulerConfig{Server: srv})
 	mux := chronos.NewMux()
 	host, _ := os.Hostname()
 	monitor := &healthcheck.Monitor{
 		Instance: fmt.Sprintf("%s/%d", host, os.Getpid()),
 		Ping:     func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
 	}
-	// Register before starting the server: the server then also serves
-	// this instance's isolated queue.
 	if err := healthcheck.RegisterChronosJobs(sched, mux, monitor); err != nil {
 		return err
 	}
