@@ -59,8 +59,8 @@ func TestConcurrentEnqueuesKeepTheirOwnResults(t *testing.T) {
 			t.Errorf("dedup enqueue %d reports task %s, want the winner %s", i, infos[i].ID, winners[0])
 		}
 	}
-	if got, _ := e.rdb.XLen(ctx, "{chronos}:q:default").Result(); got != n+1 {
-		t.Errorf("%d tasks in the queue, want %d", got, n+1)
+	if qi, err := e.insp.QueueInfo(ctx, chronos.DefaultQueue); err != nil || qi.Ready != n+1 {
+		t.Errorf("queue info %+v, %v; want %d tasks ready", qi, err, n+1)
 	}
 	if err := e.client.Close(); err != nil {
 		t.Fatal(err)
