@@ -114,7 +114,8 @@ type Server struct {
 	slots      chan struct{}  // one token per running handler
 	stop       chan struct{}  // closed by Shutdown: stop taking tasks
 	loops      sync.WaitGroup // fetcher, forwarder and local loop
-	workers    sync.WaitGroup // one per delivery or local task
+	workers    sync.WaitGroup // one per delivery or local task handed to a worker
+	jobs       chan job       // to the workers (workers.go)
 	stopLease  chan struct{}
 	leaseDone  chan struct{}
 	bgCtx      context.Context // Start's values, never cancelled: Redis calls that must complete
@@ -235,6 +236,7 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	s.bgCtx = context.WithoutCancel(ctx)
 	s.handlerCtx, s.cancelAll = context.WithCancelCause(s.bgCtx)
 
+	s.startWorkers()
 	s.loops.Add(3)
 	go s.fetchLoop()
 	go s.forwardLoop()
@@ -281,6 +283,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	defer cancel()
 	close(s.stop)
 	s.waitLoops(ctx)
+	s.stopWorkers() // nothing is handed over any more
 
 	done := make(chan struct{})
 	go func() { s.workers.Wait(); close(done) }()

@@ -75,7 +75,7 @@ func (s *Server) forget(d *delivery) {
 	s.mu.Unlock()
 }
 
-// work runs one delivery on its own goroutine and frees its slot.
+// work runs one delivery on a worker (workers.go) and frees its slot.
 func (s *Server) work(d *delivery) {
 	defer s.workers.Done()
 	defer func() { <-s.slots }()
@@ -98,7 +98,7 @@ type run struct {
 
 func (s *Server) process(d *delivery) {
 	r := &run{start: s.now(), queue: d.entry.Queue}
-	m, err := rdb.Decode([]byte(d.entry.Msg))
+	m, err := rdb.DecodeString(d.entry.Msg)
 	if err != nil {
 		raw, _ := json.Marshal(d.entry.Msg)
 		r.m = &rdb.Message{ID: d.entry.ID, Queue: d.entry.Queue, Args: raw}
