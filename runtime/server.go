@@ -63,6 +63,14 @@ type ServerConfig struct {
 	// 1000; negative keeps none).
 	RunRetention int
 
+	// SuccessRunInterval spaces the run records of successful runs: this
+	// server appends one for a kind only if its last one for that kind is
+	// at least this old (default 10 ms: at most 100 a second per kind and
+	// server). Failures and the runs of schedules are always recorded.
+	// Negative records every success, as before; a record per task cost a
+	// busy server about a sixth of its CPU (docs/queue.md).
+	SuccessRunInterval time.Duration
+
 	// DeadRetention is the most dead letters kept in the namespace (default
 	// 10000); the oldest are dropped first.
 	DeadRetention int
@@ -132,6 +140,7 @@ type Server struct {
 	cancelAll  context.CancelCauseFunc
 	blocker    *rdb.Blocker       // the fetcher's blocking connection
 	finisher   *rdb.FinishBatcher // group-commits task outcomes (work.go)
+	runs       runSampler         // which successes get a run record (runsample.go)
 
 	local      *localTasks // tasks run in process (server_local.go)
 	localRuns  *outbox     // their run records, written when Redis answers
@@ -163,6 +172,9 @@ func NewServer(client redis.UniversalClient, cfg ServerConfig) *Server {
 	if cfg.RunRetention == 0 {
 		cfg.RunRetention = 1000
 	}
+	if cfg.SuccessRunInterval == 0 {
+		cfg.SuccessRunInterval = 10 * time.Millisecond
+	}
 	if cfg.DeadRetention <= 0 {
 		cfg.DeadRetention = 10000
 	}
@@ -183,6 +195,7 @@ func NewServer(client redis.UniversalClient, cfg ServerConfig) *Server {
 		taskLog:  cfg.TaskLogger,
 		now:      time.Now,
 		inflight: make(map[entryKey]*delivery),
+		runs:     runSampler{every: cfg.SuccessRunInterval},
 		local:    newLocalTasks(),
 	}
 	s.localRuns = newOutbox("run records of isolated tasks", localOutboxLimit, cfg.Logger)

@@ -279,7 +279,9 @@ func (s *Server) finish(d *delivery, r *run) bool {
 		}
 		f.Msg = b
 	}
-	if f.RunsCap > 0 && r.m.Kind != "" { // an undecodable task has no kind to file it under
+	// An undecodable task has no kind to file its record under; successes
+	// are spaced by SuccessRunInterval (runsample.go).
+	if f.RunsCap > 0 && r.m.Kind != "" && s.runs.keep(r, s.now()) {
 		f.Run = runRecord(r)
 	}
 	deadline := s.now().Add(s.cfg.VisibilityTimeout)
