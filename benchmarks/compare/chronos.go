@@ -12,8 +12,8 @@ import (
 
 // chronosSystem runs the chronos queue with its default configuration, apart
 // from the logger: it logs errors only, as the asynq server does at
-// asynq.ErrorLevel. chronos logs a success record per task at Info by
-// default; that record's cost belongs to logging, not to the queue.
+// asynq.ErrorLevel, so the server's own Info records (start, stop) stay out
+// of the output. (Task success records are at Debug by default anyway.)
 //
 // With perProducer, every producer goroutine gets a Client of its own, so
 // no two enqueues share a round trip.
