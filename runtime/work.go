@@ -22,6 +22,8 @@ type delivery struct {
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc // set while the handler runs
 	lost   bool
+
+	slotFreed bool // by freeSlot; only the delivery's worker reads and writes it
 }
 
 // markLost records that another consumer took the entry over and cancels
@@ -75,12 +77,24 @@ func (s *Server) forget(d *delivery) {
 	s.mu.Unlock()
 }
 
-// work runs one delivery on a worker (workers.go) and frees its slot.
+// work runs one delivery on a worker (workers.go).
 func (s *Server) work(d *delivery) {
 	defer s.workers.Done()
-	defer func() { <-s.slots }()
+	defer s.freeSlot(d)
 	defer s.forget(d)
 	s.process(d)
+}
+
+// freeSlot gives d's slot back, once. A delivery gives it back as soon as
+// its handler returns, before its outcome is written: the slots bound the
+// handlers that run (Concurrency), and the worker that waits for the
+// outcome's round trip does not keep the fetcher from starting the next
+// task meanwhile (workers.go).
+func (s *Server) freeSlot(d *delivery) {
+	if !d.slotFreed {
+		d.slotFreed = true
+		<-s.slots
+	}
 }
 
 // run is one run of a task, from its start to its outcome, as logged and
@@ -116,7 +130,9 @@ func (s *Server) process(d *delivery) {
 		return
 	}
 	ready, _ := entryTime(d.entry.ID)
-	if s.execute(h, r, ready, d.setCancel) {
+	interrupted := s.execute(h, r, ready, d.setCancel)
+	s.freeSlot(d)
+	if interrupted {
 		// Interrupted by Shutdown, not failed: hand the task back for
 		// another server to run at once, without spending an attempt.
 		s.taskLog.Warn("task interrupted by shutdown; handed back to the queue",

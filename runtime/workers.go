@@ -7,9 +7,10 @@ package chronos
 // took about 8% of a busy server's CPU. A worker's stack grows once.
 //
 // The slots keep their meaning: the fetcher and the local loop take a slot
-// before they hand over a job, and the job gives it back when it ends. So
-// at most Concurrency jobs are handed over and not finished, the channel
-// (of that capacity) never makes them wait, and a worker is free for each.
+// before they hand over a job, and the job gives it back when its handler
+// has returned. So at most Concurrency jobs wait in the channel (of that
+// capacity) or run a handler, and the channel never makes the fetcher
+// wait unless every worker is still writing an outcome.
 // Shutdown closes the channel once the fetcher and the local loop have
 // returned; each worker exits after its current job.
 
@@ -20,10 +21,13 @@ type job struct {
 	t *localTask
 }
 
-// startWorkers starts the workers; Start calls it.
+// startWorkers starts the workers; Start calls it. There are twice as
+// many as slots: a delivery frees its slot when its handler returns and
+// keeps its worker until its outcome is written (work.go), so up to
+// Concurrency handlers run while as many outcomes are on their way.
 func (s *Server) startWorkers() {
 	s.jobs = make(chan job, s.cfg.Concurrency)
-	for range s.cfg.Concurrency {
+	for range 2 * s.cfg.Concurrency {
 		go s.worker()
 	}
 }
