@@ -155,3 +155,32 @@ func TestFinishBatchIsolatesAFailingOutcome(t *testing.T) {
 		t.Errorf("%d dead letters, want 1", n)
 	}
 }
+
+// The acknowledgements of plain successes are collected and sent once per
+// batch; an entry finished twice in one batch is still finished once.
+func TestFinishBatchFinishesAnEntryOnce(t *testing.T) {
+	s := redistest.Start(t)
+	r := New(s.Client(), "")
+	ctx := context.Background()
+	ids := pending(t, r, "q", "w", 2)
+	var batch []*finishReq
+	for _, id := range []string{ids[0], ids[1], ids[0]} {
+		batch = append(batch, &finishReq{consumer: "w", f: &Finish{Queue: "q", EntryID: id, Outcome: Done, TaskID: id, Kind: "k"}})
+	}
+	batch = append(batch, &finishReq{consumer: "w", f: &Finish{Queue: "q", EntryID: ids[1], Outcome: Retry, TaskID: "t", Kind: "k", Msg: []byte(`{}`), At: time.Now()}})
+	r.finishBatch(ctx, batch)
+	for i, want := range []FinishResult{Finished, Finished, AlreadyDone, AlreadyDone} {
+		if batch[i].err != nil || batch[i].res != want {
+			t.Errorf("finish %d = %d, %v; want %d", i, batch[i].res, batch[i].err, want)
+		}
+	}
+	if n := r.C.XLen(ctx, r.K.Stream("q")).Val(); n != 0 {
+		t.Errorf("%d entries left in the stream", n)
+	}
+	if n := r.C.ZCard(ctx, r.K.Delayed("q")).Val(); n != 0 {
+		t.Errorf("a finished entry was retried: %d delayed", n)
+	}
+	if p := r.C.XPending(ctx, r.K.Stream("q"), Group).Val(); p.Count != 0 {
+		t.Errorf("%d entries still pending", p.Count)
+	}
+}

@@ -72,14 +72,28 @@ var fetchScript = redis.NewScript(fetchSrc)
 // longer pending (finished already) the function returns 0, and if another
 // consumer has recovered it the function returns -1 and changes nothing, so
 // bookkeeping happens once per delivery however many workers ran it.
+//
+// When chronos_acks is a table (finishManySrc sets it), the XACK and XDEL
+// of a plain success are not sent at once but collected per stream and
+// sent once for the whole batch: chronos_acks[stream] = {ids = {...},
+// seen = {id = true}}. An entry already collected counts as finished.
 const finishFunc = `
+local chronos_acks = nil
 local function chronos_finish(ko, nk, ao, na)
+  local outcome = ARGV[ao + 3]
+  local collected = chronos_acks and chronos_acks[KEYS[ko + 1]]
+  if collected and collected.seen[ARGV[ao + 2]] then return 0 end
+  local acks = outcome == 'done' and nk == 5 and collected
   local p = redis.call('XPENDING', KEYS[ko + 1], ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 2], 1)
   if not p[1] then return 0 end
   if p[1][2] ~= ARGV[ao + 10] then return -1 end
-  redis.call('XACK', KEYS[ko + 1], ARGV[ao + 1], ARGV[ao + 2])
-  redis.call('XDEL', KEYS[ko + 1], ARGV[ao + 2])
-  local outcome = ARGV[ao + 3]
+  if acks then
+    acks.seen[ARGV[ao + 2]] = true
+    acks.ids[#acks.ids + 1] = ARGV[ao + 2]
+  else
+    redis.call('XACK', KEYS[ko + 1], ARGV[ao + 1], ARGV[ao + 2])
+    redis.call('XDEL', KEYS[ko + 1], ARGV[ao + 2])
+  end
   if outcome == 'retry' then
     local due = tonumber(ARGV[ao + 7])
     local first = redis.call('ZRANGE', KEYS[ko + 3], 0, 0, 'WITHSCORES')
@@ -135,9 +149,15 @@ var finishScript = redis.NewScript(OverlapFunc + finishSrc)
 const finishManySrc = finishFunc + `
 local out = {}
 local ko, ao = 0, 1
+chronos_acks = {}
+local streams = {}
 for n = 1, tonumber(ARGV[1]) do
   local nk, na = tonumber(ARGV[ao + 1]), tonumber(ARGV[ao + 2])
   ao = ao + 2
+  if not chronos_acks[KEYS[ko + 1]] then
+    chronos_acks[KEYS[ko + 1]] = {ids = {}, seen = {}, group = ARGV[ao + 1]}
+    streams[#streams + 1] = KEYS[ko + 1]
+  end
   local ok, res = pcall(chronos_finish, ko, nk, ao, na)
   if ok then
     out[n] = res
@@ -147,6 +167,13 @@ for n = 1, tonumber(ARGV[1]) do
     out[n] = redis.error_reply(tostring(res))
   end
   ko, ao = ko + nk, ao + na
+end
+for _, key in ipairs(streams) do
+  local a = chronos_acks[key]
+  if #a.ids > 0 then
+    redis.call('XACK', key, a.group, unpack(a.ids))
+    redis.call('XDEL', key, unpack(a.ids))
+  end
 end
 return out
 `
