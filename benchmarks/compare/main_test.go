@@ -36,7 +36,7 @@ func TestRunTiny(t *testing.T) {
 		"chronos/asynq", "asynq TaskCheckInterval=10ms", perProducerLabel,
 		"spread over rounds",
 		"targets for chronos (medians):", "end-to-end >= 5x asynq: ", "enqueue with 3 producers, a Client each, >= 1x asynq",
-		"CPU profile, e2e, chronos:", "CPU profile, enqueue, asynq (default):", "top 5 flat", "Redis commands (INFO commandstats",
+		"CPU profile, e2e, chronos:", "CPU profile, enqueue, asynq (default):", "top 5 flat", "Redis commands by time, INFO commandstats",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q", want)
