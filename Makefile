@@ -71,6 +71,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDue$$' -fuzztime $(FUZZTIME) ./runtime/trigger
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./gen/directive
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckDirective$$' -fuzztime $(FUZZTIME) ./gen
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeMatchesEncodingJSON$$' -fuzztime $(FUZZTIME) ./runtime/internal/rdb
+	$(GO) test -run '^$$' -fuzz '^FuzzEncodeMatchesEncodingJSON$$' -fuzztime $(FUZZTIME) ./runtime/internal/rdb
 
 # The scheduler's chaos test, long version (the 25 s version runs in make test).
 CHAOS_DURATION ?= 10m

@@ -13,9 +13,11 @@ import (
 )
 
 // Client enqueues tasks. It is safe for concurrent use; create one per
-// process and share it.
+// process and share it: concurrent Enqueue calls on one Client share round
+// trips to Redis (see Enqueue).
 type Client struct {
 	queue *rdb.RDB
+	batch *rdb.EnqueueBatcher
 	now   func() time.Time
 }
 
@@ -45,13 +47,36 @@ func NewClient(client redis.UniversalClient, opts ...ClientOption) *Client {
 	for _, o := range opts {
 		o.applyClient(&cfg)
 	}
-	return &Client{queue: rdb.New(client, cfg.namespace), now: time.Now}
+	q := rdb.New(client, cfg.namespace)
+	return &Client{queue: q, batch: rdb.NewEnqueueBatcher(q), now: time.Now}
+}
+
+// Close waits for the enqueues in flight to be written and makes later
+// Enqueue calls send each task alone. It does not close the Redis client,
+// which belongs to the caller. Closing is optional: a Client runs
+// goroutines only while concurrent Enqueue calls are waiting for their
+// shared round trip, and they exit as soon as none waits, so an unused or
+// idle Client holds nothing. Close is for a program (or a test) that wants
+// no goroutine of the Client's left once it returns.
+func (c *Client) Close() error {
+	c.batch.Close()
+	return nil
 }
 
 // Enqueue adds a task with args to its queue, or to its queue's delayed set
-// when WithProcessIn or WithProcessAt put it in the future. It is one round
-// trip to Redis. With WithDedupKey, an enqueue while the key lives adds
-// nothing and returns the first task's ID with Duplicate set.
+// when WithProcessIn or WithProcessAt put it in the future. With
+// WithDedupKey, an enqueue while the key lives adds nothing and returns the
+// first task's ID with Duplicate set.
+//
+// A lone call is one round trip to Redis. Calls made while others on the
+// same Client are in flight are group-committed: they wait for one of the
+// round trips in flight to end, and then all that are waiting are sent as
+// one pipeline, each still its own atomic enqueue with its own result. So
+// concurrent producers need far fewer round trips and a lone producer
+// waits for nothing. If ctx ends while the call waits, Enqueue returns
+// ctx's error and nothing was enqueued; if it ends while the call's round
+// trip is in flight, the task may have been enqueued, as with any Redis
+// call cancelled midway.
 func (c *Client) Enqueue(ctx context.Context, args TaskArgs, opts ...EnqueueOption) (*TaskInfo, error) {
 	if args == nil {
 		return nil, errors.New("chronos: enqueue: nil args")
@@ -74,11 +99,15 @@ func (c *Client) Enqueue(ctx context.Context, args TaskArgs, opts ...EnqueueOpti
 	if err != nil {
 		return nil, fmt.Errorf("chronos: enqueue %s: %w", kind, err)
 	}
-	id, dup, err := c.queue.Enqueue(ctx, m.Queue, b, m.ID, due, now, cfg.task.dedupKey, cfg.task.dedupTTL)
+	it := rdb.EnqueueItem{Queue: m.Queue, Msg: b, ID: m.ID, Due: due, Now: now, DedupKey: cfg.task.dedupKey, DedupTTL: cfg.task.dedupTTL}
+	err = c.batch.Enqueue(ctx, &it)
+	if err == nil {
+		err = it.Err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("chronos: enqueue %s: %w", kind, err)
 	}
-	info := &TaskInfo{ID: id, Kind: kind, Queue: m.Queue, MaxRetry: m.MaxRetry, ProcessAt: now, Duplicate: dup}
+	info := &TaskInfo{ID: it.GotID, Kind: kind, Queue: m.Queue, MaxRetry: m.MaxRetry, ProcessAt: now, Duplicate: it.Duplicate}
 	if due.After(now) {
 		info.ProcessAt = due
 	}
@@ -114,7 +143,7 @@ func (c *Client) EnqueueMany(ctx context.Context, args []TaskArgs, opts ...Enque
 			errs = append(errs, fmt.Errorf("chronos: enqueue #%d: %w", i, err))
 			continue
 		}
-		items[i] = &rdb.EnqueueItem{Queue: m.Queue, Msg: b, ID: m.ID, Due: due, DedupKey: cfg.task.dedupKey, DedupTTL: cfg.task.dedupTTL}
+		items[i] = &rdb.EnqueueItem{Queue: m.Queue, Msg: b, ID: m.ID, Due: due, Now: now, DedupKey: cfg.task.dedupKey, DedupTTL: cfg.task.dedupTTL}
 		infos[i] = &TaskInfo{Kind: m.Kind, Queue: m.Queue, MaxRetry: m.MaxRetry, ProcessAt: now}
 		if due.After(now) {
 			infos[i].ProcessAt = due
@@ -126,7 +155,7 @@ func (c *Client) EnqueueMany(ctx context.Context, args []TaskArgs, opts ...Enque
 			batch = append(batch, it)
 		}
 	}
-	if err := c.queue.EnqueueBatch(ctx, batch, now); err != nil {
+	if err := c.queue.EnqueueItems(ctx, batch); err != nil {
 		return make([]*TaskInfo, len(args)), fmt.Errorf("chronos: enqueue %d tasks: %w", len(args), err)
 	}
 	for i, it := range items {

@@ -40,7 +40,7 @@ func TestTheQueueWorksOnRedisCluster(t *testing.T) {
 			done <- task.ID
 			return nil
 		}, chronos.WithBackoff(chronos.ConstantBackoff(time.Millisecond)))
-		srv := chronos.NewServer(rc, chronos.ServerConfig{Namespace: ns, Logger: quietLogger, VisibilityTimeout: 300 * time.Millisecond})
+		srv := chronos.NewServer(rc, chronos.ServerConfig{Namespace: ns, Logger: quietLogger, VisibilityTimeout: 300 * time.Millisecond, SuccessRunInterval: -1})
 		if err := srv.Start(ctx, mux); err != nil {
 			t.Fatalf("%s: Start: %v", ns, err)
 		}

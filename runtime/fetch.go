@@ -124,7 +124,7 @@ func (f *fetcher) take(n int) ([]rdb.Entry, error) {
 	return entries, err
 }
 
-// dispatch starts a worker for each entry, on the n slots taken for them
+// dispatch hands each entry to a worker (workers.go), on the n slots taken for them
 // (giving back those not needed, taking more for the extra entries a
 // blocking read can return: a batch per queue). Entries taken are run even
 // if part of the fetch failed. It reports false once Shutdown has begun,
@@ -143,8 +143,7 @@ func (s *Server) dispatch(entries []rdb.Entry, n int) bool {
 				return false
 			}
 		}
-		s.workers.Add(1)
-		go s.work(d)
+		s.hand(job{d: d})
 	}
 	return true
 }

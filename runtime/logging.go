@@ -10,8 +10,9 @@ import (
 )
 
 // Task lifecycle records. Every run logs a start record (level Debug) and
-// one outcome record: success (Info), a failure that will be retried (Warn)
-// or a failure that sent the task to the dead letters (Error). All carry
+// one outcome record: success (ServerConfig.SuccessLogLevel, by default
+// Debug), a failure that will be retried (Warn) or a failure that sent the
+// task to the dead letters (Error). All carry
 // the attribute event = "task.start" / "task.success" / "task.failure", so
 // a handler can route them; see docs/logging.md.
 const (
@@ -45,7 +46,7 @@ func (s *Server) logStart(ctx context.Context, m *rdb.Message) {
 
 func (s *Server) logOutcome(r *run) {
 	ctx := s.handlerCtx
-	level, msg, event := slog.LevelInfo, "task success", EventTaskSuccess
+	level, msg, event := s.cfg.SuccessLogLevel.Level(), "task success", EventTaskSuccess
 	switch r.outcome {
 	case rdb.Retry:
 		level, msg, event = slog.LevelWarn, "task failure", EventTaskFailure

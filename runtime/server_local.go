@@ -150,12 +150,11 @@ func (s *Server) localLoop() {
 			s.local.push(t) // counted as dropped by Shutdown
 			return
 		}
-		s.workers.Add(1)
-		go s.workLocal(t)
+		s.hand(job{t: t})
 	}
 }
 
-// workLocal runs one local task on its worker slot.
+// workLocal runs one local task on a worker, and frees its slot.
 func (s *Server) workLocal(t *localTask) {
 	defer s.workers.Done()
 	defer func() { <-s.slots }()

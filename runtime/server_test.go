@@ -68,7 +68,8 @@ func TestResultIsStoredWithTheRunRecordAndLogged(t *testing.T) {
 		return report{Sent: 7}, nil
 	})
 	e.serve(t, mux, chronos.ServerConfig{
-		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger:          slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		SuccessLogLevel: slog.LevelInfo,
 	})
 	info := e.enqueue(t, Greet{Name: "ada"})
 	recv(t, done, "handler")
@@ -610,6 +611,29 @@ func TestFailuresAreLoggedWithTheirOutcome(t *testing.T) {
 	}
 	if dead["level"] != "ERROR" || dead["outcome"] != "dead" || dead["error"] != "disk full" || dead["attempt"] != 2.0 {
 		t.Fatalf("dead record = %v", dead)
+	}
+}
+
+// Success records are logged at Debug unless SuccessLogLevel says
+// otherwise: a logger at Info sees failures only.
+func TestSuccessRecordsAreDebugByDefault(t *testing.T) {
+	e := newEnv(t)
+	var logs syncBuffer
+	done := make(chan struct{}, 2)
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		done <- struct{}{}
+		return nil
+	})
+	e.serve(t, mux, chronos.ServerConfig{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	e.enqueue(t, Greet{})
+	recv(t, done, "handler")
+	eventually(t, "run record", func() bool {
+		runs, err := e.insp.ListRuns(context.Background(), "greet", 10)
+		return err == nil && len(runs) == 1
+	})
+	if strings.Contains(logs.String(), chronos.EventTaskSuccess) {
+		t.Errorf("success record logged at Info by default:\n%s", logs.String())
 	}
 }
 

@@ -22,6 +22,8 @@ type delivery struct {
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc // set while the handler runs
 	lost   bool
+
+	slotFreed bool // by freeSlot; only the delivery's worker reads and writes it
 }
 
 // markLost records that another consumer took the entry over and cancels
@@ -75,12 +77,24 @@ func (s *Server) forget(d *delivery) {
 	s.mu.Unlock()
 }
 
-// work runs one delivery on its own goroutine and frees its slot.
+// work runs one delivery on a worker (workers.go).
 func (s *Server) work(d *delivery) {
 	defer s.workers.Done()
-	defer func() { <-s.slots }()
+	defer s.freeSlot(d)
 	defer s.forget(d)
 	s.process(d)
+}
+
+// freeSlot gives d's slot back, once. A delivery gives it back as soon as
+// its handler returns, before its outcome is written: the slots bound the
+// handlers that run (Concurrency), and the worker that waits for the
+// outcome's round trip does not keep the fetcher from starting the next
+// task meanwhile (workers.go).
+func (s *Server) freeSlot(d *delivery) {
+	if !d.slotFreed {
+		d.slotFreed = true
+		<-s.slots
+	}
 }
 
 // run is one run of a task, from its start to its outcome, as logged and
@@ -98,7 +112,7 @@ type run struct {
 
 func (s *Server) process(d *delivery) {
 	r := &run{start: s.now(), queue: d.entry.Queue}
-	m, err := rdb.Decode([]byte(d.entry.Msg))
+	m, err := rdb.DecodeString(d.entry.Msg)
 	if err != nil {
 		raw, _ := json.Marshal(d.entry.Msg)
 		r.m = &rdb.Message{ID: d.entry.ID, Queue: d.entry.Queue, Args: raw}
@@ -116,7 +130,9 @@ func (s *Server) process(d *delivery) {
 		return
 	}
 	ready, _ := entryTime(d.entry.ID)
-	if s.execute(h, r, ready, d.setCancel) {
+	interrupted := s.execute(h, r, ready, d.setCancel)
+	s.freeSlot(d)
+	if interrupted {
 		// Interrupted by Shutdown, not failed: hand the task back for
 		// another server to run at once, without spending an attempt.
 		s.taskLog.Warn("task interrupted by shutdown; handed back to the queue",
@@ -279,7 +295,9 @@ func (s *Server) finish(d *delivery, r *run) bool {
 		}
 		f.Msg = b
 	}
-	if f.RunsCap > 0 && r.m.Kind != "" { // an undecodable task has no kind to file it under
+	// An undecodable task has no kind to file its record under; successes
+	// are spaced by SuccessRunInterval (runsample.go).
+	if f.RunsCap > 0 && r.m.Kind != "" && s.runs.keep(r, s.now()) {
 		f.Run = runRecord(r)
 	}
 	deadline := s.now().Add(s.cfg.VisibilityTimeout)

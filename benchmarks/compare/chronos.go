@@ -12,18 +12,30 @@ import (
 
 // chronosSystem runs the chronos queue with its default configuration, apart
 // from the logger: it logs errors only, as the asynq server does at
-// asynq.ErrorLevel. chronos logs a success record per task at Info by
-// default; that record's cost belongs to logging, not to the queue.
+// asynq.ErrorLevel, so the server's own Info records (start, stop) stay out
+// of the output. (Task success records are at Debug by default anyway.)
+//
+// With perProducer, every producer goroutine gets a Client of its own, so
+// no two enqueues share a round trip.
 type chronosSystem struct {
-	rdb    redis.UniversalClient
-	client *chronos.Client
+	rdb         redis.UniversalClient
+	client      *chronos.Client
+	perProducer bool
 }
 
-func newChronos(rdb redis.UniversalClient) *chronosSystem {
-	return &chronosSystem{rdb: rdb, client: chronos.NewClient(rdb)}
+func newChronos(rdb redis.UniversalClient, perProducer bool) *chronosSystem {
+	return &chronosSystem{rdb: rdb, client: chronos.NewClient(rdb), perProducer: perProducer}
 }
 
 func (s *chronosSystem) name() string { return "chronos" }
+
+// producer returns the system a producer goroutine enqueues through.
+func (s *chronosSystem) producer() system {
+	if !s.perProducer {
+		return s
+	}
+	return &chronosSystem{rdb: s.rdb, client: chronos.NewClient(s.rdb)}
+}
 
 func (s *chronosSystem) enqueue(ctx context.Context, a benchArgs) error {
 	_, err := s.client.Enqueue(ctx, a)

@@ -14,7 +14,7 @@ import (
 // the report, not the speed: speed is what the program itself is for.
 func TestRunTiny(t *testing.T) {
 	cfg, _, err := parseFlags([]string{
-		"-tasks", "300", "-serial", "50", "-clients", "4", "-concurrency", "10",
+		"-tasks", "300", "-serial", "50", "-clients", "4", "-enqueue-clients", "1,3", "-concurrency", "10",
 		"-rounds", "2", "-rate", "40", "-duration", "250ms", "-settle", "50ms",
 		"-warmup", "50", "-timeout", "1m",
 	})
@@ -29,13 +29,14 @@ func TestRunTiny(t *testing.T) {
 	for _, want := range []string{
 		"go version: go1.", "GOMAXPROCS: ", "redis: ", "asynq v0.26.0",
 		"round 2/2  latency",
-		"enqueue, 1 client (tasks/s)", "enqueue, 4 clients (tasks/s)",
-		"process 300 pre-filled, 10 handlers (tasks/s)", "end-to-end 300 tasks (tasks/s)",
+		"enqueue, 1 producer (tasks/s)", "enqueue, 3 producers (tasks/s)",
+		"process 300 pre-filled, 10 handlers (tasks/s)", "end-to-end 300 tasks, 4 producers (tasks/s)",
 		"latency p50 at 40/s (ms)", "latency p99 at 40/s (ms)",
-		"allocs/task, enqueue", "allocs/task, process",
-		"chronos/asynq", "asynq TaskCheckInterval=10ms",
+		"allocs/task, enqueue, 1 producer", "allocs/task, enqueue, 3 producers", "allocs/task, process", "allocs/task, end-to-end",
+		"chronos/asynq", "asynq TaskCheckInterval=10ms", perProducerLabel,
 		"spread over rounds",
-		"targets for chronos (medians): end-to-end >= 2x asynq: ",
+		"targets for chronos (medians):", "end-to-end >= 5x asynq: ", "enqueue with 3 producers, a Client each, >= 1x asynq",
+		"CPU profile, e2e, chronos:", "CPU profile, enqueue, asynq (default):", "top 5 flat", "Redis commands by time, INFO commandstats",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q", want)
@@ -56,6 +57,8 @@ func TestParseFlagsRejects(t *testing.T) {
 		{"-phase", "enqueue,bogus"},
 		{"-systems", "sidekiq"},
 		{"-tasks", "0"},
+		{"-enqueue-clients", "1,x"},
+		{"-profile", "latency"},
 		{"-duration", "0s"},
 		{"extra"},
 	} {

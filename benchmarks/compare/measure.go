@@ -102,12 +102,23 @@ type sample struct {
 	// redisWait is how long redis-server has waited for a CPU while
 	// runnable (Linux schedstat; -1 when unknown).
 	redisWait time.Duration
+	// commands is INFO commandstats, when asked for.
+	commands map[string]cmdStat
 }
 
-func takeSample(ctx context.Context, admin *redis.Client, rt *roundTrips, redisPID int) (sample, error) {
+// takeSample reads the counters of a sample; with stats it also reads
+// Redis's per-command statistics.
+func takeSample(ctx context.Context, admin *redis.Client, rt *roundTrips, redisPID int, stats bool) (sample, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	s := sample{mallocs: ms.Mallocs, bytes: ms.TotalAlloc, trips: rt.n.Load(), cpu: processCPU(), redisWait: runQueueWait(redisPID)}
+	if stats {
+		cs, err := commandStats(ctx, admin)
+		if err != nil {
+			return s, err
+		}
+		s.commands = cs
+	}
 	cpu, err := redisCPU(ctx, admin)
 	if err != nil {
 		return s, err
@@ -196,6 +207,40 @@ func redisCPU(ctx context.Context, admin *redis.Client) (float64, error) {
 		total += f
 	}
 	return total, nil
+}
+
+// cmdStat is one command's line of INFO commandstats.
+type cmdStat struct {
+	calls int64
+	usec  int64
+}
+
+// commandStats returns INFO commandstats by command name.
+func commandStats(ctx context.Context, admin *redis.Client) (map[string]cmdStat, error) {
+	info, err := admin.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, fmt.Errorf("INFO commandstats: %w", err)
+	}
+	out := make(map[string]cmdStat)
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		name, found := strings.CutPrefix(name, "cmdstat_")
+		if !ok || !found {
+			continue
+		}
+		var st cmdStat
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "calls":
+				st.calls, _ = strconv.ParseInt(v, 10, 64)
+			case "usec":
+				st.usec, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+		out[name] = st
+	}
+	return out, nil
 }
 
 // redisVersion returns redis_version from INFO server.

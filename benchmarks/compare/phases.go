@@ -31,10 +31,13 @@ type bench struct {
 	pad   string
 	// redisPID is the private redis-server's process, 0 for an external one.
 	redisPID int
+	// prof, if set, profiles the measured part: the end-to-end run, or the
+	// enqueue with the most producers.
+	prof *profiler
 }
 
 // values are the figures one bench produced, by metric.
-type values map[metric]float64
+type values map[string]float64
 
 func (b *bench) flush(ctx context.Context) error {
 	if err := b.admin.FlushAll(ctx).Err(); err != nil {
@@ -45,6 +48,12 @@ func (b *bench) flush(ctx context.Context) error {
 
 func (b *bench) args(seq int) benchArgs { return benchArgs{Seq: seq, Pad: b.pad} }
 
+// producerSplitter is a system whose producers each get their own client
+// (chronos with a Client per producer).
+type producerSplitter interface {
+	producer() system
+}
+
 // enqueueAll enqueues tasks 0..n-1 from clients goroutines that share the
 // system's client, as the handlers of a web service would.
 func (b *bench) enqueueAll(ctx context.Context, n, clients int) error {
@@ -53,13 +62,17 @@ func (b *bench) enqueueAll(ctx context.Context, n, clients int) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, clients) // one per goroutine at most
 	for range clients {
+		sys := b.sys
+		if ps, ok := sys.(producerSplitter); ok {
+			sys = ps.producer()
+		}
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= n {
 					return
 				}
-				if err := b.sys.enqueue(ctx, b.args(i)); err != nil {
+				if err := sys.enqueue(ctx, b.args(i)); err != nil {
 					errs <- fmt.Errorf("enqueue task %d: %w", i, err)
 					return
 				}
@@ -81,51 +94,70 @@ func (b *bench) warmUp(ctx context.Context) error {
 	return b.flush(ctx)
 }
 
-func (b *bench) sample(ctx context.Context) (sample, error) {
-	return takeSample(ctx, b.admin, b.rt, b.redisPID)
+// sample takes a sample. With prof it also reads Redis's command
+// statistics and starts the CPU profile, or stops it if it runs: the
+// profile covers the part between a pair of such samples.
+func (b *bench) sample(ctx context.Context, prof bool) (sample, error) {
+	prof = prof && b.prof != nil
+	starting := prof && !b.prof.running
+	if prof && !starting {
+		b.prof.stop()
+	}
+	s, err := takeSample(ctx, b.admin, b.rt, b.redisPID, prof)
+	if err == nil && starting {
+		err = b.prof.start()
+	}
+	return s, err
 }
 
-// enqueue measures enqueue throughput: serially, then with cfg.clients
-// goroutines. Allocations, round trips and Redis CPU per task come from the
-// serial part.
+// enqueue measures enqueue throughput with each of cfg.enqueueClients
+// producers: -serial tasks from one, -tasks from more. Allocations, round
+// trips and CPU per task come from the one-producer part and from the part
+// with the most producers.
 func (b *bench) enqueue(ctx context.Context) (values, error) {
 	v := values{}
-	s0, err := b.sample(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for i := range b.cfg.serial {
-		if err := b.sys.enqueue(ctx, b.args(i)); err != nil {
-			return nil, fmt.Errorf("enqueue task %d: %w", i, err)
+	most := slices.Max(b.cfg.enqueueClients)
+	for i, p := range b.cfg.enqueueClients {
+		if i > 0 {
+			if err := b.flush(ctx); err != nil {
+				return nil, err
+			}
+		}
+		n := b.cfg.tasks
+		if p == 1 {
+			n = b.cfg.serial
+		}
+		prof := p == most && b.prof != nil
+		s0, err := b.sample(ctx, prof)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.enqueueAll(ctx, n, p); err != nil {
+			return nil, err
+		}
+		s1, err := b.sample(ctx, prof)
+		if err != nil {
+			return nil, err
+		}
+		u := since(s0, s1, n)
+		if prof {
+			b.prof.add(n, s0, s1)
+		}
+		v[enqKey(p)] = rate(n, u.elapsed)
+		if p == 1 {
+			v[mEnqAllocs1] = u.allocsPerTask
+			v[mEnqBytes1] = u.bytesPerTask
+			v[mEnqTrips1] = u.tripsPerTask
+			v[mEnqCPU1] = micros(u.cpuPerTask)
+			v[mEnqRedisCPU1] = micros(u.redisCPUPerTsk)
+		}
+		if p == most {
+			v[mEnqAllocsN] = u.allocsPerTask
+			v[mEnqTripsN] = u.tripsPerTask
+			v[mEnqCPUN] = micros(u.cpuPerTask)
+			v[mEnqRedisCPUN] = micros(u.redisCPUPerTsk)
 		}
 	}
-	s1, err := b.sample(ctx)
-	if err != nil {
-		return nil, err
-	}
-	u := since(s0, s1, b.cfg.serial)
-	v[mEnqSerial] = rate(b.cfg.serial, u.elapsed)
-	v[mEnqAllocs] = u.allocsPerTask
-	v[mEnqBytes] = u.bytesPerTask
-	v[mEnqTrips] = u.tripsPerTask
-	v[mEnqCPU] = micros(u.cpuPerTask)
-	v[mEnqRedisCPU] = micros(u.redisCPUPerTsk)
-
-	if err := b.flush(ctx); err != nil {
-		return nil, err
-	}
-	s0, err = b.sample(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := b.enqueueAll(ctx, b.cfg.tasks, b.cfg.clients); err != nil {
-		return nil, err
-	}
-	s1, err = b.sample(ctx)
-	if err != nil {
-		return nil, err
-	}
-	v[mEnqConc] = rate(b.cfg.tasks, since(s0, s1, b.cfg.tasks).elapsed)
 	return v, nil
 }
 
@@ -137,7 +169,7 @@ func (b *bench) process(ctx context.Context) (values, error) {
 		return nil, fmt.Errorf("pre-fill: %w", err)
 	}
 	tr := newTracker(n, false)
-	s0, err := b.sample(ctx)
+	s0, err := b.sample(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +178,7 @@ func (b *bench) process(ctx context.Context) (values, error) {
 		return nil, fmt.Errorf("start server: %w", err)
 	}
 	werr := tr.wait(ctx)
-	s1, err := b.sample(ctx)
+	s1, err := b.sample(ctx, false)
 	if serr := stop(context.WithoutCancel(ctx)); serr != nil && werr == nil {
 		werr = fmt.Errorf("shutdown: %w", serr)
 	}
@@ -178,7 +210,8 @@ func (b *bench) e2e(ctx context.Context) (values, error) {
 		return nil, fmt.Errorf("start server: %w", err)
 	}
 	defer func() { _ = stop(context.WithoutCancel(ctx)) }()
-	s0, err := b.sample(ctx)
+	prof := b.prof != nil
+	s0, err := b.sample(ctx, prof)
 	if err != nil {
 		return nil, err
 	}
@@ -189,12 +222,17 @@ func (b *bench) e2e(ctx context.Context) (values, error) {
 	if err := tr.wait(ctx); err != nil {
 		return nil, err
 	}
-	s1, err := b.sample(ctx)
+	s1, err := b.sample(ctx, prof)
 	if err != nil {
 		return nil, err
 	}
 	u := since(s0, s1, n)
+	if prof {
+		b.prof.add(n, s0, s1)
+	}
 	return values{
+		mE2EAllocs:   u.allocsPerTask,
+		mE2EBytes:    u.bytesPerTask,
 		mE2E:         rate(n, u.elapsed),
 		mE2EEnqueue:  rate(n, enqueued),
 		mE2ETrips:    u.tripsPerTask,
@@ -248,7 +286,7 @@ func (b *bench) latency(ctx context.Context) (values, error) {
 }
 
 // withWait adds redis-server's run-queue wait share as m, when known.
-func (v values) withWait(m metric, u usage) values {
+func (v values) withWait(m string, u usage) values {
 	if u.redisWaitShare >= 0 {
 		v[m] = u.redisWaitShare
 	}

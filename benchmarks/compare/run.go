@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,22 +20,24 @@ import (
 
 // config holds the flags of one run. Sizes apply to both systems alike.
 type config struct {
-	tasks       int           // tasks of the concurrent enqueue, process and end-to-end phases
-	serial      int           // tasks of the serial enqueue
-	clients     int           // concurrent enqueuing goroutines
-	concurrency int           // handlers per server
-	payload     int           // approximate size of the encoded args, in bytes
-	rounds      int           // how many times each phase runs per system
-	phases      []string      // which phases run
-	systems     []string      // which variants run
-	redisURL    string        // external Redis; "" starts a private redis-server
-	rate        int           // latency phase: tasks per second
-	duration    time.Duration // latency phase: how long to enqueue
-	settle      time.Duration // latency phase: idle time before the first task
-	asynqCheck  time.Duration // asynq's TaskCheckInterval in the tuned variant
-	pool        int           // go-redis PoolSize; 0 keeps go-redis's default
-	timeout     time.Duration // bound on each measured run
-	warmup      int           // tasks of the unrecorded warm-up per system
+	tasks          int           // tasks of the concurrent enqueue, process and end-to-end phases
+	serial         int           // tasks of the one-producer enqueue
+	clients        int           // producers (enqueuing goroutines) of the process and end-to-end phases
+	enqueueClients []int         // producer counts of the enqueue phase
+	concurrency    int           // handlers per server
+	payload        int           // approximate size of the encoded args, in bytes
+	rounds         int           // how many times each phase runs per system
+	phases         []string      // which phases run
+	systems        []string      // which variants run
+	redisURL       string        // external Redis; "" starts a private redis-server
+	rate           int           // latency phase: tasks per second
+	duration       time.Duration // latency phase: how long to enqueue
+	settle         time.Duration // latency phase: idle time before the first task
+	asynqCheck     time.Duration // asynq's TaskCheckInterval in the tuned variant
+	pool           int           // go-redis PoolSize; 0 keeps go-redis's default
+	timeout        time.Duration // bound on each measured run
+	warmup         int           // tasks of the unrecorded warm-up per system
+	profile        []string      // phases whose measured part is CPU-profiled, per system
 }
 
 // variant is one configured system: a column of the report.
@@ -43,8 +46,15 @@ type variant struct {
 	label  string
 	short  string // in the ratio column's heading
 	phases []string
+	ratio  bool // the report shows chronos's figure over this one's
 	make   func(redis.UniversalClient) system
 }
+
+// perProducerLabel labels chronos with one Client per producer goroutine:
+// each Client then has one caller at a time, so no two enqueues share a
+// round trip, which is what the enqueue rate of separate processes, or of
+// a client library without group commit, looks like.
+const perProducerLabel = "chronos, a Client per producer"
 
 func (v variant) runs(phase string) bool { return slices.Contains(v.phases, phase) }
 
@@ -56,11 +66,13 @@ func (v variant) runs(phase string) bool { return slices.Contains(v.phases, phas
 func variants(cfg *config) []variant {
 	all := []variant{
 		{key: "chronos", label: "chronos", short: "chronos", phases: allPhases,
-			make: func(c redis.UniversalClient) system { return newChronos(c) }},
-		{key: "asynq", label: "asynq (default)", short: "asynq", phases: allPhases,
+			make: func(c redis.UniversalClient) system { return newChronos(c, false) }},
+		{key: "chronos-per-producer", label: perProducerLabel, short: "chronos-1", phases: []string{phaseEnqueue},
+			make: func(c redis.UniversalClient) system { return newChronos(c, true) }},
+		{key: "asynq", label: "asynq (default)", short: "asynq", phases: allPhases, ratio: true,
 			make: func(c redis.UniversalClient) system { return newAsynq(c, 0) }},
 		{key: "asynq-tuned", label: fmt.Sprintf("asynq TaskCheckInterval=%v", cfg.asynqCheck),
-			short: "asynq-" + cfg.asynqCheck.String(), phases: []string{phaseE2E, phaseLatency},
+			short: "asynq-" + cfg.asynqCheck.String(), phases: []string{phaseE2E, phaseLatency}, ratio: true,
 			make: func(c redis.UniversalClient) system { return newAsynq(c, cfg.asynqCheck) }},
 	}
 	var out []variant
@@ -96,12 +108,16 @@ func run(ctx context.Context, cfg *config, out io.Writer) error {
 	warm := *cfg
 	warm.tasks = min(cfg.warmup, cfg.tasks)
 	for _, v := range vs {
-		if _, err := measure(ctx, &warm, admin, opt, redisPID, v, phaseE2E); err != nil {
+		if !v.runs(phaseE2E) {
+			continue
+		}
+		if _, err := measure(ctx, &warm, admin, opt, redisPID, v, phaseE2E, nil); err != nil {
 			return fmt.Errorf("warm-up of %s: %w", v.label, err)
 		}
 	}
 
 	var res results
+	profs := newProfiles()
 	for r := range cfg.rounds {
 		order := slices.Clone(vs)
 		if r%2 == 1 {
@@ -115,24 +131,30 @@ func run(ctx context.Context, cfg *config, out io.Writer) error {
 				if !v.runs(ph) {
 					continue
 				}
-				got, err := measure(ctx, cfg, admin, opt, redisPID, v, ph)
+				var p *profiler
+				if slices.Contains(cfg.profile, ph) {
+					p = profs.get(v.label, ph)
+				}
+				got, err := measure(ctx, cfg, admin, opt, redisPID, v, ph, p)
 				if err != nil {
 					return fmt.Errorf("round %d, phase %s, %s: %w", r+1, ph, v.label, err)
 				}
 				res.add(v.label, got)
-				fmt.Fprintf(out, "round %d/%d  %-8s %-28s %s\n", r+1, cfg.rounds, ph, v.label, brief(ph, got))
+				fmt.Fprintf(out, "round %d/%d  %-8s %-28s %s\n", r+1, cfg.rounds, ph, v.label, brief(cfg, ph, got))
 			}
 		}
 	}
 	fmt.Fprintln(out)
 	res.print(out, cfg, vs)
+	profs.print(out)
 	fmt.Fprintf(out, "\nload average at end: %s\n", loadAverage())
 	return nil
 }
 
 // measure runs one phase for one variant on a flushed Redis, with a fresh
-// client whose round trips are counted.
-func measure(ctx context.Context, cfg *config, admin *redis.Client, opt *redis.Options, redisPID int, v variant, phase string) (values, error) {
+// client whose round trips are counted. A non-nil p profiles the measured
+// part (the end-to-end run, or the enqueue with the most producers).
+func measure(ctx context.Context, cfg *config, admin *redis.Client, opt *redis.Options, redisPID int, v variant, phase string, p *profiler) (values, error) {
 	o := *opt
 	if cfg.pool > 0 {
 		o.PoolSize = cfg.pool
@@ -141,7 +163,11 @@ func measure(ctx context.Context, cfg *config, admin *redis.Client, opt *redis.O
 	defer c.Close()
 	rt := new(roundTrips)
 	c.AddHook(rt)
-	b := &bench{cfg: cfg, admin: admin, sys: v.make(c), rt: rt, pad: padFor(cfg.payload), redisPID: redisPID}
+	sys := v.make(c)
+	if cl, ok := sys.(interface{ Close() }); ok {
+		defer cl.Close()
+	}
+	b := &bench{cfg: cfg, admin: admin, sys: sys, rt: rt, pad: padFor(cfg.payload), redisPID: redisPID, prof: p}
 
 	ctx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, fmt.Errorf("-timeout %v passed", cfg.timeout))
 	defer cancel()
@@ -199,10 +225,18 @@ func printHeader(ctx context.Context, w io.Writer, cfg *config, opt *redis.Optio
 	fmt.Fprintf(w, "go version: %s %s/%s   GOMAXPROCS: %d   NumCPU: %d\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
 	fmt.Fprintf(w, "redis: %s at %s (%s)   go-redis pool: %s\n", ver, opt.Addr, where, poolLabel(cfg.pool))
 	fmt.Fprintf(w, "load average at start: %s\n", loadAverage())
-	fmt.Fprintf(w, "sizes: -tasks %d -serial %d -clients %d -concurrency %d -payload %d B -rounds %d; latency: %d tasks/s for %v after %v idle\n",
-		cfg.tasks, cfg.serial, cfg.clients, cfg.concurrency, cfg.payload, cfg.rounds, cfg.rate, cfg.duration, cfg.settle)
+	fmt.Fprintf(w, "sizes: -tasks %d -serial %d -clients %d -enqueue-clients %s -concurrency %d -payload %d B -rounds %d; latency: %d tasks/s for %v after %v idle\n",
+		cfg.tasks, cfg.serial, cfg.clients, joinInts(cfg.enqueueClients), cfg.concurrency, cfg.payload, cfg.rounds, cfg.rate, cfg.duration, cfg.settle)
 	fmt.Fprintln(w)
 	return nil
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
 }
 
 func poolLabel(n int) string {
@@ -245,14 +279,20 @@ func loadAverage() string {
 }
 
 // brief is the progress line of one measurement.
-func brief(phase string, v values) string {
+func brief(cfg *config, phase string, v values) string {
 	switch phase {
 	case phaseEnqueue:
-		return fmt.Sprintf("1 client %s/s, concurrent %s/s, %s allocs/task", format(v[mEnqSerial]), format(v[mEnqConc]), format(v[mEnqAllocs]))
+		var parts []string
+		for _, n := range cfg.enqueueClients {
+			if x, ok := v[enqKey(n)]; ok {
+				parts = append(parts, fmt.Sprintf("%s %s/s", producers(n), format(x)))
+			}
+		}
+		return fmt.Sprintf("%s; %s allocs/task (1 producer), %s (most)", strings.Join(parts, ", "), format(v[mEnqAllocs1]), format(v[mEnqAllocsN]))
 	case phaseProcess:
 		return fmt.Sprintf("%s/s, %s allocs/task, %s round trips/task", format(v[mProc]), format(v[mProcAllocs]), format(v[mProcTrips]))
 	case phaseE2E:
-		return fmt.Sprintf("%s/s (enqueueing alone %s/s), %s round trips/task", format(v[mE2E]), format(v[mE2EEnqueue]), format(v[mE2ETrips]))
+		return fmt.Sprintf("%s/s (enqueueing alone %s/s), %s round trips/task, %s µs CPU/task, %s allocs/task", format(v[mE2E]), format(v[mE2EEnqueue]), format(v[mE2ETrips]), format(v[mE2ETotalCPU]), format(v[mE2EAllocs]))
 	case phaseLatency:
 		return fmt.Sprintf("p50 %s ms, p99 %s ms, max %s ms", format(v[mLatP50]), format(v[mLatP99]), format(v[mLatMax]))
 	}

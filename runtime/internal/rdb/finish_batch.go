@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // maxFinishBatch bounds how many outcomes share one round trip.
@@ -13,12 +11,12 @@ const maxFinishBatch = 100
 
 // FinishBatcher group-commits task outcomes: the workers of a Server hand
 // their Finish calls to a few sender goroutines, each of which sends
-// whatever is waiting as one pipeline while the workers wait for their own
-// results. Under load
-// this turns a round trip per task into one per batch (the queue's largest
+// whatever is waiting as one script call (finishManyScript) while the
+// workers wait for their own results. Under load this turns a round trip
+// and a script call per task into one per batch (the queue's largest
 // per-task cost); an idle server sends a batch of one at once, so no call
-// waits for a timer. Every outcome is still its own finish script, atomic
-// on its own, with its own result.
+// waits for a timer. Every outcome is still finished on its own, atomic on
+// its own, with its own result and its own error.
 type FinishBatcher struct {
 	r       *RDB
 	reqs    chan *finishReq // unbuffered: a request is taken only by a running loop
@@ -102,46 +100,42 @@ func (b *FinishBatcher) run() {
 	}
 }
 
-// finishBatch runs the finish script for every request in one pipeline,
-// loading the script and sending again the calls that met NOSCRIPT (a
-// restarted or promoted Redis has an empty script cache).
+// finishBatch ends every request's delivery in one call of the
+// finish-many script (one round trip, one script call), each with its own
+// result. Script.Run loads the script when Redis lost it (a restarted or
+// promoted Redis has an empty script cache).
 func (r *RDB) finishBatch(ctx context.Context, batch []*finishReq) {
-	if len(batch) == 1 { // nothing to share: Script.Run handles NOSCRIPT itself
+	if len(batch) == 1 { // nothing to share
 		req := batch[0]
 		req.res, req.err = r.Finish(ctx, req.consumer, req.f)
 		return
 	}
-	todo := batch
-	for attempt := 0; len(todo) > 0; attempt++ {
-		if attempt > 0 {
-			if err := finishScript.Load(ctx, r.C).Err(); err != nil {
-				for _, req := range todo {
-					req.err = fmt.Errorf("rdb: finish task %s (%s): %w", req.f.TaskID, req.f.Outcome, err)
-				}
-				return
+	var keys []string
+	args := make([]any, 1, 1+len(batch)*24)
+	args[0] = len(batch)
+	for _, req := range batch {
+		k, a := r.finishCall(req.consumer, req.f)
+		keys = append(keys, k...)
+		args = append(args, len(k), len(a))
+		args = append(args, a...)
+	}
+	res, err := finishManyScript.Run(ctx, r.C, keys, args...).Slice()
+	if err == nil && len(res) != len(batch) {
+		err = fmt.Errorf("%d results for %d outcomes", len(res), len(batch))
+	}
+	for i, req := range batch {
+		switch {
+		case err != nil:
+			req.err = fmt.Errorf("rdb: finish task %s (%s): %w", req.f.TaskID, req.f.Outcome, err)
+		default:
+			switch v := res[i].(type) {
+			case int64:
+				req.res = FinishResult(v)
+			case error:
+				req.err = fmt.Errorf("rdb: finish task %s (%s): %w", req.f.TaskID, req.f.Outcome, v)
+			default:
+				req.err = fmt.Errorf("rdb: finish task %s (%s): unexpected reply %v", req.f.TaskID, req.f.Outcome, v)
 			}
 		}
-		cmds := make([]*redis.Cmd, len(todo))
-		_, _ = r.C.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, req := range todo {
-				keys, args := r.finishCall(req.consumer, req.f)
-				cmds[i] = finishScript.EvalSha(ctx, p, keys, args...)
-			}
-			return nil
-		})
-		var again []*finishReq
-		for i, req := range todo {
-			n, err := cmds[i].Int64()
-			if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") && attempt == 0 {
-				again = append(again, req)
-				continue
-			}
-			if err != nil {
-				req.err = fmt.Errorf("rdb: finish task %s (%s): %w", req.f.TaskID, req.f.Outcome, err)
-				continue
-			}
-			req.res = FinishResult(n)
-		}
-		todo = again
 	}
 }

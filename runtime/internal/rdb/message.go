@@ -1,14 +1,15 @@
 package rdb
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // Message is a task as stored in Redis: in a queue stream (field "m"), in a
 // delayed set (as the member) and in the dead-letter hash. It is encoded as
 // JSON so that operators can read it with redis-cli and other languages can
 // enqueue. Times are unix milliseconds; zero means unset.
+//
+// Encode and Decode (message_encode.go, message_decode.go) read and write
+// this JSON by hand, exactly as encoding/json would with the struct tags
+// below; the tags stay the reference the tests compare against.
 type Message struct {
 	ID          string          `json:"id"`
 	Kind        string          `json:"kind"`
@@ -39,24 +40,6 @@ type Attempt struct {
 // MaxHistory bounds the attempts kept in a message, so that a task retried
 // many times stays small; the oldest are dropped first.
 const MaxHistory = 20
-
-// Encode returns the stored form of m.
-func (m *Message) Encode() ([]byte, error) {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("rdb: encode task %s: %w", m.ID, err)
-	}
-	return b, nil
-}
-
-// Decode parses a stored message.
-func Decode(b []byte) (*Message, error) {
-	m := new(Message)
-	if err := json.Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("rdb: decode task: %w", err)
-	}
-	return m, nil
-}
 
 // AddAttempt appends a to the history, dropping the oldest entries beyond
 // MaxHistory.

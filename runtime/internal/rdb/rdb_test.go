@@ -34,7 +34,7 @@ func TestEveryKeyOfANamespaceSharesItsHashTag(t *testing.T) {
 // string with "..", and every redis.call must take its key from KEYS or from
 // a function parameter that receives one.
 func TestScriptsNeverBuildKeyNames(t *testing.T) {
-	for _, name := range []string{"enqueue", "fetch", "finish", "forward", "reclaim", "lease", "requeueDead", "deleteDead", "pruneConsumers"} {
+	for _, name := range []string{"enqueue", "fetch", "finish", "finishMany", "forward", "reclaim", "lease", "requeueDead", "deleteDead", "pruneConsumers"} {
 		src := source(name)
 		if strings.Contains(src, "..") {
 			t.Errorf("script %s concatenates strings", name)
@@ -66,6 +66,8 @@ func source(name string) string {
 		return fetchSrc
 	case "finish":
 		return finishSrc
+	case "finishMany":
+		return finishManySrc
 	case "forward":
 		return forwardSrc
 	case "reclaim":
