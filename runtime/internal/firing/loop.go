@@ -284,6 +284,13 @@ func (l *Loop) Run(ctx context.Context) error {
 	}
 	defer l.running.Store(false)
 	clk := l.cfg.Clock
+	// A poke left from Sets made before Run is stale: the first pass reads
+	// the heap anyway. Left in, it would cut the first sleep short, and a
+	// process stalled during that sleep would go unreported.
+	select {
+	case <-l.wake:
+	default:
+	}
 	prevWall, prevMono := clk.Now(), clk.Monotonic()
 	for {
 		now, mono := clk.Now(), clk.Monotonic()
@@ -301,8 +308,10 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 
 		sleep := l.sleepFor(clk.Now())
-		t := clk.NewTimer(sleep)
+		// Read the time before arming: a stall between the two would
+		// otherwise be counted as time asleep.
 		armed := clk.Monotonic()
+		t := clk.NewTimer(sleep)
 		select {
 		case <-ctx.Done():
 			t.Stop()
