@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
+
+	chronos "github.com/chronos-go/chronos/runtime"
 )
 
 func TestSchedulesListsEveryScheduleWithItsTriggerAndState(t *testing.T) {
@@ -92,6 +95,8 @@ func TestScheduleOfAnUnknownIDFailsWithOneLine(t *testing.T) {
 
 func TestNamespacesAreSeparate(t *testing.T) {
 	c := startCluster(t)
+	// "other" holds a paused queue and no schedules.
+	must(t, chronos.NewInspector(c.rdb, chronos.WithNamespace("other")).PauseQueue(context.Background(), "imports"))
 	var list []scheduleView
 	c.okJSON(&list, "-ns", "other", "schedules")
 	if list == nil || len(list) != 0 {
