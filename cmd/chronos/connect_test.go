@@ -29,8 +29,8 @@ func startProbe(t *testing.T, client redis.UniversalClient, ns string) {
 }
 
 // Every form of -redis reaches its deployment: the CLI lists the schedule
-// a scheduler registered there, and the web console, which connects the
-// same way, lists it too.
+// a scheduler registered there, pauses a queue and reads the pause back,
+// and the web console, which connects the same way, serves its overview.
 func TestEveryConnectionFormReachesItsDeployment(t *testing.T) {
 	redistest.Parallel(t)
 	cl := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3, ReplicasPerMaster: 1})
@@ -79,6 +79,14 @@ func TestEveryConnectionFormReachesItsDeployment(t *testing.T) {
 			})
 			if list[0].ID != "probe" {
 				t.Fatalf("schedules = %+v", list)
+			}
+			if r := cli("queue", "pause", "-force", "imports"); r.code != exitOK || !strings.HasPrefix(r.stdout, "paused queue imports") {
+				t.Fatalf("queue pause: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+			var qs []queueView
+			if r := cli("-json", "queues"); r.code != exitOK || json.Unmarshal([]byte(r.stdout), &qs) != nil ||
+				len(qs) != 1 || qs[0].Queue != "imports" || !qs[0].Paused {
+				t.Fatalf("queues: exit %d, stdout %s, stderr %q", r.code, r.stdout, r.stderr)
 			}
 			if !tc.web {
 				return
