@@ -20,8 +20,8 @@ func controlCommands() []command {
 			summary: "End the pause of a schedule or of one of its jobs; missed fires follow the misfire policy."},
 		{name: "trigger", synopsis: "ID [-who NAME]", run: runTrigger,
 			summary: "Ask the leader to fire a schedule once, now, outside its trigger."},
-		{name: "backfill", synopsis: "ID -from RFC3339 -to RFC3339 [-who NAME]", run: runBackfill,
-			summary: "Ask the leader to fire a schedule for each of its fire times in [from, to] (at most 1,000)."},
+		{name: "backfill", synopsis: "ID -from RFC3339 -to RFC3339 [-max N] [-dry-run] [-who NAME]", run: runBackfill,
+			summary: "Ask the leader to fire a schedule for each of its fire times in [from, to] (at most -max, default 10,000)."},
 	}
 }
 
@@ -70,7 +70,7 @@ func runPause(ctx context.Context, c *cli, args []string) error {
 		if err != nil {
 			return checkFound(err, "schedule", id)
 		}
-		return c.printJSON(newScheduleView(s))
+		return c.printJSON(newScheduleView(s, time.Now()))
 	}
 	if opts.Until.IsZero() {
 		fmt.Fprintf(c.stdout, "paused %s until resumed\n", target(id, *job))
@@ -145,14 +145,12 @@ func checkJob(ctx context.Context, insp *chronos.Inspector, id, job string) erro
 	if job == "" {
 		return nil
 	}
-	var names []string
 	for _, j := range s.Jobs {
 		if j.Name == job {
 			return nil
 		}
-		names = append(names, j.Name)
 	}
-	return fmt.Errorf("schedule %q has no job %q (its jobs: %s)", id, job, strings.Join(names, ", "))
+	return fmt.Errorf("schedule %q has no job %q (its jobs: %s)", id, job, jobNames(s))
 }
 
 func target(id, job string) string {
@@ -263,12 +261,13 @@ func (c *cli) warnPaused(ctx context.Context, insp *chronos.Inspector, id string
 	if err != nil {
 		return checkFound(err, "schedule", id)
 	}
-	if s.Paused != nil {
+	now := time.Now()
+	if active(s.Paused, now) {
 		fmt.Fprintf(c.stderr, "chronos: warning: schedule %s is paused; the request fires it anyway\n", id)
 	}
 	var jobs []string
 	for _, j := range s.Jobs {
-		if j.Paused != nil {
+		if active(j.Paused, now) {
 			jobs = append(jobs, j.Name)
 		}
 	}
@@ -315,4 +314,12 @@ func leaderID(l *chronos.LeaderInfo) string {
 		return ""
 	}
 	return l.InstanceID
+}
+
+func jobNames(s *chronos.ScheduleInfo) string {
+	var names []string
+	for _, j := range s.Jobs {
+		names = append(names, j.Name)
+	}
+	return strings.Join(names, ", ")
 }

@@ -27,7 +27,7 @@ func TestUsageErrorsExitTwoBeforeTouchingRedis(t *testing.T) {
 		{[]string{"backfill", "x", "-from", "2026-01-02T00:00:00Z", "-to", "2026-01-01T00:00:00Z"}, "is before -from"},
 		{[]string{"backfill", "x", "-from", "yesterday", "-to", "2026-01-01T00:00:00Z"}, `-from "yesterday"`},
 		{[]string{"dead", "-n", "0"}, "-n 0: want a positive number"},
-		{[]string{"runs"}, "missing KIND"},
+		{[]string{"runs"}, "missing ID|KIND"},
 		{[]string{"requeue", "a", "b"}, `unexpected argument "b"`},
 		{[]string{"-redis", "mysql://x", "leader"}, "-redis mysql://x"},
 	}
