@@ -22,6 +22,8 @@ func controlCommands() []command {
 			summary: "Ask the leader to fire a schedule once, now, outside its trigger."},
 		{name: "backfill", synopsis: "ID -from RFC3339 -to RFC3339 [-max N] [-dry-run] [-who NAME]", run: runBackfill,
 			summary: "Ask the leader to fire a schedule for each of its fire times in [from, to] (at most -max, default 10,000)."},
+		{name: "clear-overlap", synopsis: "ID [-job NAME]", run: runClearOverlap,
+			summary: "Forget the runs a job's overlap policy counts as queued or running, once they are known to be gone."},
 	}
 }
 
@@ -314,6 +316,54 @@ func leaderID(l *chronos.LeaderInfo) string {
 		return ""
 	}
 	return l.InstanceID
+}
+
+// runClearOverlap clears the overlap marker of one job. The queue clears
+// a marker when its run finishes, and a firing clears one whose run
+// vanished; this is for the rest (see "Stale markers" in
+// docs/scheduler.md), so it names what it cleared.
+func runClearOverlap(ctx context.Context, c *cli, args []string) error {
+	fs := c.flagSet("clear-overlap")
+	job := fs.String("job", "", "the job of a group whose marker to clear")
+	pos, err := c.parse(fs, args, "ID")
+	if err != nil {
+		return err
+	}
+	id := pos[0]
+	ctx, insp, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	if err := checkJob(ctx, insp, id, *job); err != nil {
+		return err
+	}
+	s, err := insp.Schedule(ctx, id)
+	if err != nil {
+		return checkFound(err, "schedule", id)
+	}
+	name := *job
+	if name == "" {
+		if len(s.Jobs) != 1 {
+			return fmt.Errorf("schedule %q is a group: name the job with -job (its jobs: %s)", id, jobNames(s))
+		}
+		name = s.Jobs[0].Name
+	}
+	if err := insp.ClearOverlap(ctx, id, name); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(struct {
+			ID      string `json:"id"`
+			Job     string `json:"job"`
+			Overlap string `json:"overlap"`
+		}{id, name, s.Overlap})
+	}
+	fmt.Fprintf(c.stdout, "cleared the overlap marker of %s: its next firing counts no earlier run", target(id, *job))
+	if s.Overlap == "allow" {
+		fmt.Fprint(c.stdout, " (its overlap policy is allow: markers do not hold it back)")
+	}
+	fmt.Fprintln(c.stdout)
+	return nil
 }
 
 func jobNames(s *chronos.ScheduleInfo) string {

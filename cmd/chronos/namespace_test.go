@@ -16,8 +16,8 @@ func TestAnUnknownNamespaceIsAnErrorNotAnEmptyAnswer(t *testing.T) {
 	want := `namespace "nope" has no schedules, queues or instances in ` + c.redis.URL() + " (check -ns)"
 	for _, args := range [][]string{
 		{"schedules"}, {"schedule", "reports.daily"}, {"leader"}, {"instances"}, {"queues"}, {"dead"},
-		{"runs", "report"}, {"requeue", "01ABC"}, {"pause", "reports.daily"},
-		{"queue", "pause", "default"}, {"resume", "reports.daily"},
+		{"runs", "report"}, {"requeue", "01ABC"}, {"delete", "01ABC"}, {"pause", "reports.daily"},
+		{"queue", "pause", "default"}, {"clear-overlap", "reports.daily"}, {"resume", "reports.daily"},
 		{"trigger", "reports.daily"}, {"backfill", "reports.daily", "-from", "2026-01-01T00:00:00Z", "-to", "2026-01-02T00:00:00Z"},
 	} {
 		r := c.chronos(append([]string{"-ns", "nope"}, args...)...)

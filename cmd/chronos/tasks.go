@@ -23,6 +23,8 @@ func taskCommands() []command {
 			summary: "List dead tasks (retries exhausted or skipped), most recent death first."},
 		{name: "requeue", synopsis: "TASK_ID", run: runRequeue,
 			summary: "Move a dead task back to its queue, ready at once, with its retry count reset."},
+		{name: "delete", synopsis: "TASK_ID -yes", run: runDelete,
+			summary: "Delete a dead task for good; without -yes, name it and delete nothing."},
 		{name: "runs", synopsis: "ID|KIND [-n N] [-kind]", run: runRuns,
 			summary: "List the run records of the tasks a schedule fired, or of a task kind, most recent first."},
 	}
@@ -142,6 +144,41 @@ func runRequeue(ctx context.Context, c *cli, args []string) error {
 // reads to find a schedule's: more than ServerConfig.RunRetention keeps
 // by default.
 const runScanLimit = 10_000
+
+func runDelete(ctx context.Context, c *cli, args []string) error {
+	fs := c.flagSet("delete")
+	yes := fs.Bool("yes", false, "delete it: a deleted task cannot be requeued")
+	pos, err := c.parse(fs, args, "TASK_ID")
+	if err != nil {
+		return err
+	}
+	id := pos[0]
+	ctx, insp, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	d, err := insp.GetDead(ctx, id)
+	if err != nil {
+		return checkFound(err, "dead task", id)
+	}
+	what := fmt.Sprintf("dead task %s (%s, queue %s, died %s)", d.ID, d.Kind, d.Queue, fmtTime(d.DiedAt))
+	if !*yes {
+		return fmt.Errorf("%s not deleted: deleting is final, so add -yes (or requeue it: chronos requeue %s)", what, id)
+	}
+	if err := insp.DeleteDead(ctx, id); err != nil {
+		return checkFound(err, "dead task", id)
+	}
+	if c.json {
+		return c.printJSON(struct {
+			ID      string `json:"id"`
+			Kind    string `json:"kind"`
+			Queue   string `json:"queue"`
+			Deleted bool   `json:"deleted"`
+		}{d.ID, d.Kind, d.Queue, true})
+	}
+	fmt.Fprintf(c.stdout, "deleted %s\n", what)
+	return nil
+}
 
 func runRuns(ctx context.Context, c *cli, args []string) error {
 	fs := c.flagSet("runs")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	chronos "github.com/chronos-go/chronos/runtime"
 )
@@ -77,6 +78,39 @@ func TestDeadSaysWhenItShowsOnlyPartOfTheList(t *testing.T) {
 	}
 	if out := c.ok("dead"); strings.Contains(out, "dead tasks;") {
 		t.Fatalf("footer although nothing is left out:\n%s", out)
+	}
+}
+
+// Deleting is final, so without -yes the command names the task and
+// deletes nothing.
+func TestDeleteRemovesADeadTaskOnlyWithYes(t *testing.T) {
+	c := startCluster(t)
+	info, err := chronos.NewClient(c.rdb).Enqueue(context.Background(), doomed{})
+	must(t, err)
+	var dead []struct {
+		ID     string    `json:"id"`
+		DiedAt time.Time `json:"died_at"`
+	}
+	eventually(t, "the task to die", func() bool {
+		c.okJSON(&dead, "dead")
+		return len(dead) == 1
+	})
+	what := "dead task " + info.ID + " (doomed, queue default, died " + dead[0].DiedAt.Format(time.RFC3339) + ")"
+	r := c.chronos("delete", info.ID)
+	want := "chronos delete: " + what + " not deleted: deleting is final, so add -yes (or requeue it: chronos requeue " + info.ID + ")\n"
+	if r.code != exitFail || r.stderr != want || r.stdout != "" {
+		t.Fatalf("delete without -yes: exit %d, stdout %q, stderr %q; want 1 and %q", r.code, r.stdout, r.stderr, want)
+	}
+	if out := c.ok("delete", info.ID, "-yes"); out != "deleted "+what+"\n" {
+		t.Fatalf("delete -yes printed %q", out)
+	}
+	c.okJSON(&dead, "dead")
+	if len(dead) != 0 {
+		t.Fatalf("dead after delete = %+v", dead)
+	}
+	r = c.chronos("delete", info.ID, "-yes")
+	if r.code != exitFail || r.stderr != "chronos delete: no dead task \""+info.ID+"\" in namespace \"chronos\"\n" {
+		t.Fatalf("second delete: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 
