@@ -28,6 +28,11 @@ func runLeader(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if l == nil {
+		if err := c.requireNamespace(ctx); err != nil {
+			return err
+		}
+	}
 	if c.json {
 		if l == nil {
 			return c.printJSON(nil)
@@ -57,6 +62,11 @@ func runInstances(ctx context.Context, c *cli, args []string) error {
 	list, err := insp.SchedulerInstances(ctx)
 	if err != nil {
 		return err
+	}
+	if len(list) == 0 {
+		if err := c.requireNamespace(ctx); err != nil {
+			return err
+		}
 	}
 	if c.json {
 		type instanceView struct {

@@ -20,8 +20,10 @@ func controlCommands() []command {
 			summary: "End the pause of a schedule or of one of its jobs; missed fires follow the misfire policy."},
 		{name: "trigger", synopsis: "ID [-who NAME]", run: runTrigger,
 			summary: "Ask the leader to fire a schedule once, now, outside its trigger."},
-		{name: "backfill", synopsis: "ID -from RFC3339 -to RFC3339 [-who NAME]", run: runBackfill,
-			summary: "Ask the leader to fire a schedule for each of its fire times in [from, to] (at most 1,000)."},
+		{name: "backfill", synopsis: "ID -from RFC3339 -to RFC3339 [-max N] [-dry-run] [-who NAME]", run: runBackfill,
+			summary: "Ask the leader to fire a schedule for each of its fire times in [from, to] (at most -max, default 10,000)."},
+		{name: "clear-overlap", synopsis: "ID [-job NAME]", run: runClearOverlap,
+			summary: "Forget the runs a job's overlap policy counts as queued or running, once they are known to be gone."},
 	}
 }
 
@@ -70,7 +72,7 @@ func runPause(ctx context.Context, c *cli, args []string) error {
 		if err != nil {
 			return checkFound(err, "schedule", id)
 		}
-		return c.printJSON(newScheduleView(s))
+		return c.printJSON(newScheduleView(s, time.Now()))
 	}
 	if opts.Until.IsZero() {
 		fmt.Fprintf(c.stdout, "paused %s until resumed\n", target(id, *job))
@@ -145,14 +147,12 @@ func checkJob(ctx context.Context, insp *chronos.Inspector, id, job string) erro
 	if job == "" {
 		return nil
 	}
-	var names []string
 	for _, j := range s.Jobs {
 		if j.Name == job {
 			return nil
 		}
-		names = append(names, j.Name)
 	}
-	return fmt.Errorf("schedule %q has no job %q (its jobs: %s)", id, job, strings.Join(names, ", "))
+	return fmt.Errorf("schedule %q has no job %q (its jobs: %s)", id, job, jobNames(s))
 }
 
 func target(id, job string) string {
@@ -263,12 +263,13 @@ func (c *cli) warnPaused(ctx context.Context, insp *chronos.Inspector, id string
 	if err != nil {
 		return checkFound(err, "schedule", id)
 	}
-	if s.Paused != nil {
+	now := time.Now()
+	if active(s.Paused, now) {
 		fmt.Fprintf(c.stderr, "chronos: warning: schedule %s is paused; the request fires it anyway\n", id)
 	}
 	var jobs []string
 	for _, j := range s.Jobs {
-		if j.Paused != nil {
+		if active(j.Paused, now) {
 			jobs = append(jobs, j.Name)
 		}
 	}
@@ -315,4 +316,60 @@ func leaderID(l *chronos.LeaderInfo) string {
 		return ""
 	}
 	return l.InstanceID
+}
+
+// runClearOverlap clears the overlap marker of one job. The queue clears
+// a marker when its run finishes, and a firing clears one whose run
+// vanished; this is for the rest (see "Stale markers" in
+// docs/scheduler.md), so it names what it cleared.
+func runClearOverlap(ctx context.Context, c *cli, args []string) error {
+	fs := c.flagSet("clear-overlap")
+	job := fs.String("job", "", "the job of a group whose marker to clear")
+	pos, err := c.parse(fs, args, "ID")
+	if err != nil {
+		return err
+	}
+	id := pos[0]
+	ctx, insp, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	if err := checkJob(ctx, insp, id, *job); err != nil {
+		return err
+	}
+	s, err := insp.Schedule(ctx, id)
+	if err != nil {
+		return checkFound(err, "schedule", id)
+	}
+	name := *job
+	if name == "" {
+		if len(s.Jobs) != 1 {
+			return fmt.Errorf("schedule %q is a group: name the job with -job (its jobs: %s)", id, jobNames(s))
+		}
+		name = s.Jobs[0].Name
+	}
+	if err := insp.ClearOverlap(ctx, id, name); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(struct {
+			ID      string `json:"id"`
+			Job     string `json:"job"`
+			Overlap string `json:"overlap"`
+		}{id, name, s.Overlap})
+	}
+	fmt.Fprintf(c.stdout, "cleared the overlap marker of %s: its next firing counts no earlier run", target(id, *job))
+	if s.Overlap == "allow" {
+		fmt.Fprint(c.stdout, " (its overlap policy is allow: markers do not hold it back)")
+	}
+	fmt.Fprintln(c.stdout)
+	return nil
+}
+
+func jobNames(s *chronos.ScheduleInfo) string {
+	var names []string
+	for _, j := range s.Jobs {
+		names = append(names, j.Name)
+	}
+	return strings.Join(names, ", ")
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
+
+	chronos "github.com/chronos-go/chronos/runtime"
 )
 
 func TestPauseShowsUpInSchedulesAndResumeClearsIt(t *testing.T) {
@@ -230,5 +233,54 @@ func TestTriggerWithoutALeaderWarnsThatTheRequestWaits(t *testing.T) {
 	r := c.chronos("trigger", "reports.daily")
 	if r.code != exitOK || !strings.Contains(r.stderr, "warning: no scheduler leads namespace") {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// A job's overlap marker counts a run that is queued; once an operator
+// knows it is gone and clears the marker, the next firing enqueues again.
+func TestClearOverlapLetsTheNextFiringEnqueue(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	// No server serves namespace "ovl": its first run stays queued.
+	sched := chronos.NewScheduler(c.redis.NewClient(nil), chronos.SchedulerConfig{
+		Namespace: "ovl", InstanceID: "ovl-a", LeaderTTL: time.Second, Logger: quiet,
+	})
+	must(t, chronos.RegisterInterval(sched, time.Second, report{Format: "slow"},
+		chronos.WithScheduleID("slow"), chronos.WithOverlap(chronos.OverlapSkip)))
+	must(t, sched.Start(ctx))
+	t.Cleanup(func() { _ = sched.Shutdown(ctx) })
+	results := func() []string { // newest first
+		var d scheduleDetail
+		c.okJSON(&d, "-ns", "ovl", "schedule", "slow")
+		var out []string
+		for _, h := range d.History {
+			out = append(out, h.Jobs[0].Result)
+		}
+		return out
+	}
+	eventually(t, "a firing skipped by the overlap policy", func() bool {
+		r := results()
+		return len(r) >= 2 && r[0] == "skipped"
+	})
+	if out := c.ok("-ns", "ovl", "clear-overlap", "slow"); out !=
+		"cleared the overlap marker of schedule slow: its next firing counts no earlier run\n" {
+		t.Fatalf("clear-overlap printed %q", out)
+	}
+	eventually(t, "a firing enqueued after the clear", func() bool { return results()[0] == "enqueued" })
+}
+
+func TestClearOverlapOfAGroupNeedsTheJob(t *testing.T) {
+	c := startCluster(t)
+	r := c.chronos("clear-overlap", "nightly")
+	if want := "chronos clear-overlap: schedule \"nightly\" is a group: name the job with -job (its jobs: users, orders)\n"; r.code != exitFail || r.stderr != want {
+		t.Fatalf("exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
+	}
+	r = c.chronos("clear-overlap", "nightly", "-job", "billing")
+	if want := "chronos clear-overlap: schedule \"nightly\" has no job \"billing\" (its jobs: users, orders)\n"; r.code != exitFail || r.stderr != want {
+		t.Fatalf("exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
+	}
+	if out := c.ok("clear-overlap", "nightly", "-job", "orders"); out != "cleared the overlap marker of job orders of schedule nightly: "+
+		"its next firing counts no earlier run (its overlap policy is allow: markers do not hold it back)\n" {
+		t.Fatalf("clear-overlap printed %q", out)
 	}
 }

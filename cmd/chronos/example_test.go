@@ -13,6 +13,6 @@ func Example_usageError() {
 	fmt.Println("exit status", code)
 	// Output:
 	// chronos backfill: -from "last week": want an RFC 3339 time such as 2026-12-01T06:00:00Z
-	// usage: chronos backfill ID -from RFC3339 -to RFC3339 [-who NAME]
+	// usage: chronos backfill ID -from RFC3339 -to RFC3339 [-max N] [-dry-run] [-who NAME]
 	// exit status 2
 }

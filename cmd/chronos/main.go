@@ -1,31 +1,48 @@
 // Command chronos is the operator CLI of chronos: it lists and inspects the
 // schedules of a namespace, pauses, resumes, triggers and backfills them,
-// names the scheduler leader and the live instances, and lists and requeues
-// dead tasks and run records. Everything it reads and changes is stored in
+// names the scheduler leader and the live instances, shows and pauses the
+// queues, lists, requeues and deletes dead tasks, lists run records, and
+// serves the web console. Everything it reads and changes is stored in
 // Redis, so it acts on the whole cluster from any machine that reaches it.
 //
 // Usage:
 //
-//	chronos [-redis URL] [-ns NAMESPACE] [-json] [-timeout D] COMMAND [ARGS]
+//	chronos [-redis URL] [-cluster | -sentinel-master NAME] [-tls-ca FILE] [-tls-cert FILE -tls-key FILE]
+//	        [-ns NAMESPACE] [-json] [-timeout D] COMMAND [ARGS]
 //
 // Commands:
 //
 //	schedules                    list every schedule
-//	schedule ID                  one schedule, its next 5 fire times and last 10 firings
+//	schedule ID                  one schedule, its pending requests, next 5 fire times and last 10 firings
 //	health [-o text|json]        late and failing schedules; exit status 1 if any
 //	pause ID [-job NAME] [-note TEXT] [-until RFC3339|DURATION] [-who NAME]
 //	resume ID [-job NAME]
 //	trigger ID [-who NAME]       fire once now, outside the trigger
-//	backfill ID -from RFC3339 -to RFC3339 [-who NAME]
+//	backfill ID -from RFC3339 -to RFC3339 [-max N] [-dry-run] [-who NAME]
+//	clear-overlap ID [-job NAME] forget the runs the overlap policy counts, once known gone
 //	leader                       the scheduler leader and its fencing epoch
 //	instances                    the live scheduler instances
+//	queues                       every queue: ready, running, delayed, dead, paused, recent runs
+//	queue pause|resume QUEUE     stop or restart the servers' taking of a queue's tasks
 //	dead [-n N]                  dead tasks, most recent first
 //	requeue TASK_ID              move a dead task back to its queue
-//	runs KIND [-n N]             run records of a task kind, most recent first
+//	delete TASK_ID -yes          delete a dead task for good
+//	runs ID|KIND [-n N]          run records of a schedule's tasks or of a task kind, most recent first
+//	web [-addr HOST:PORT] ...    serve the web console (docs/console.md)
 //
-// The Redis URL defaults to $REDIS_URL, then redis://localhost:6379/0; the
-// namespace to "chronos". Global flags may also follow the command. Output
-// is an aligned table (times in UTC, RFC 3339) or, with -json, JSON.
+// The Redis URL defaults to $REDIS_URL, then redis://localhost:6379/0. The
+// URL forms are go-redis's: redis://HOST:PORT for one server (rediss://
+// for TLS); with ?addr=HOST:PORT (more nodes) or -cluster, the nodes of a
+// Redis Cluster; with ?master_name=NAME or -sentinel-master NAME, the
+// sentinels of a Sentinel deployment. -tls-ca trusts a private CA and
+// -tls-cert/-tls-key present a client certificate. Passwords are never
+// printed.
+//
+// The namespace defaults to "chronos"; a namespace that holds nothing is
+// an error, not an empty listing. Global flags may also follow the
+// command. Output is an aligned table (times in UTC, RFC 3339) or, with
+// -json, JSON. Errors are one line naming the Redis and, where one
+// applies, the fix.
 //
 // Exit status: 0 success, 1 the operation failed (not found, Redis error),
 // 2 usage error. See docs/cli.md.

@@ -199,3 +199,9 @@ func lineOf(t *testing.T, out, key string) string {
 	t.Fatalf("no line for %q in\n%s", key, out)
 	return ""
 }
+
+// hasFields reports whether out contains part, however the columns of
+// either are padded.
+func hasFields(out, part string) bool {
+	return strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(part), " "))
+}

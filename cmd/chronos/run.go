@@ -1,14 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -43,6 +40,7 @@ func commands() []command {
 	cs = append(cs, healthCommands()...)
 	cs = append(cs, controlCommands()...)
 	cs = append(cs, clusterCommands()...)
+	cs = append(cs, queueCommands()...)
 	cs = append(cs, taskCommands()...)
 	cs = append(cs, webCommands()...)
 	return cs
@@ -55,13 +53,17 @@ type cli struct {
 	stdout, stderr io.Writer
 
 	redisURL string
+	conn     connFlags
 	ns       string
 	json     bool
 	timeout  time.Duration
 
 	cmd    *command // the command being run, for usage errors
-	rdb    *redis.Client
-	cancel context.CancelFunc // of the -timeout context
+	rdb    redis.UniversalClient
+	topo   topology
+	insp   *chronos.Inspector
+	ctx    context.Context    // the -timeout context connect returned
+	cancel context.CancelFunc // of ctx
 }
 
 // usageError is a bad command line: run prints it with the command's usage
@@ -122,40 +124,23 @@ func (c *cli) exec(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.stderr, "chronos %s: %s\nusage: %s\n", c.cmd.name, ue.msg, c.usageLine())
 		return exitUsage
 	default:
-		fmt.Fprintln(c.stderr, oneLine(c.describe(err)))
+		fmt.Fprintln(c.stderr, oneLine(c.describe(c.orNoNamespace(err))))
 		return exitFail
 	}
 }
 
-// describe turns an operation error into the message an operator reads.
-func (c *cli) describe(err error) string {
+// orNoNamespace replaces a not-found error by a noNamespaceError when the
+// namespace holds nothing at all: then the namespace is what was mistyped.
+func (c *cli) orNoNamespace(err error) error {
 	var nf *notFoundError
-	switch {
-	case errors.As(err, &nf):
-		return fmt.Sprintf("chronos %s: no %s %q in namespace %q", c.cmd.name, nf.what, nf.id, c.namespace())
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("chronos %s: no answer from %s within %v: %v", c.cmd.name, redactURL(c.redisURL), c.timeout, strings.TrimPrefix(err.Error(), "chronos: "))
+	if !errors.As(err, &nf) || c.insp == nil || c.ctx.Err() != nil {
+		return err
 	}
-	return fmt.Sprintf("chronos %s: %s", c.cmd.name, strings.TrimPrefix(err.Error(), "chronos: "))
-}
-
-// notFoundError reports that the schedule or task an operator named does
-// not exist; describe prints it without the layers of wrapping.
-type notFoundError struct {
-	what, id string
-	err      error
-}
-
-func (e *notFoundError) Error() string {
-	return fmt.Sprintf("%s %q not found: %v", e.what, e.id, e.err)
-}
-func (e *notFoundError) Unwrap() error { return e.err }
-
-// checkFound wraps err in a notFoundError when it wraps one of the
-// Inspector's not-found sentinels.
-func checkFound(err error, what, id string) error {
-	if errors.Is(err, chronos.ErrScheduleNotFound) || errors.Is(err, chronos.ErrTaskNotFound) {
-		return &notFoundError{what: what, id: id, err: err}
+	if nerr := c.requireNamespace(c.ctx); nerr != nil {
+		var ns *noNamespaceError
+		if errors.As(nerr, &ns) {
+			return nerr
+		}
 	}
 	return err
 }
@@ -170,7 +155,7 @@ func oneLine(s string) string {
 func (c *cli) flagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
-	fs.StringVar(&c.redisURL, "redis", c.redisURL, "Redis `URL` (default $REDIS_URL, then "+defaultRedisURL+")")
+	c.addConnFlags(fs)
 	fs.StringVar(&c.ns, "ns", c.ns, "chronos `namespace` (default \"chronos\")")
 	fs.BoolVar(&c.json, "json", c.json, "print JSON instead of a table")
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "give up on Redis after this `duration` (0: never)")
@@ -221,54 +206,11 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, names ...string) ([]string,
 	return pos, nil
 }
 
-// connect returns an Inspector on the Redis of -redis and ctx bounded by
-// -timeout. Commands call it once their command line is parsed, since
-// both flags may follow the command.
-func (c *cli) connect(ctx context.Context) (context.Context, *chronos.Inspector, error) {
-	// Resolved only now, so that -h never prints a password from REDIS_URL.
-	if c.redisURL == "" {
-		c.redisURL = cmp.Or(os.Getenv("REDIS_URL"), defaultRedisURL)
-	}
-	opt, err := redis.ParseURL(c.redisURL)
-	if err != nil {
-		return ctx, nil, usagef("-redis %s: %v", redactURL(c.redisURL), err)
-	}
-	opt.ContextTimeoutEnabled = true // so that -timeout cuts a read short
-	c.rdb = redis.NewClient(opt)
-	if c.timeout > 0 {
-		ctx, c.cancel = context.WithTimeout(ctx, c.timeout)
-	}
-	var opts []chronos.ClientOption
-	if c.ns != "" {
-		opts = append(opts, chronos.WithNamespace(c.ns))
-	}
-	return ctx, chronos.NewInspector(c.rdb, opts...), nil
-}
-
-// close releases what connect took.
-func (c *cli) close() {
-	if c.cancel != nil {
-		c.cancel()
-	}
-	if c.rdb != nil {
-		_ = c.rdb.Close()
-	}
-}
-
 func (c *cli) namespace() string {
 	if c.ns == "" {
 		return "chronos"
 	}
 	return c.ns
-}
-
-// redactURL hides the password of a Redis URL, for error messages.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "the Redis URL"
-	}
-	return u.Redacted()
 }
 
 // usageLine is the synopsis of the command being run.
@@ -277,9 +219,24 @@ func (c *cli) usageLine() string {
 }
 
 func (c *cli) printUsage(w io.Writer) {
-	fmt.Fprintf(w, "usage: chronos [-redis URL] [-ns NAMESPACE] [-json] [-timeout D] COMMAND [ARGS]\n\ncommands:\n")
+	fmt.Fprintf(w, "usage: chronos %s COMMAND [ARGS]\n\ncommands:\n", globalSynopsis)
 	for _, cmd := range commands() {
 		fmt.Fprintf(w, "  %s\n        %s\n", strings.TrimSpace(cmd.name+" "+cmd.synopsis), cmd.summary)
 	}
-	fmt.Fprintf(w, "\nThe Redis URL defaults to $REDIS_URL, then %s. Exit status: 0 ok, 1 failed, 2 usage.\n", defaultRedisURL)
+	fmt.Fprint(w, connectionHelp)
+	fmt.Fprintln(w, "\nExit status: 0 ok, 1 failed, 2 usage. See docs/cli.md.")
 }
+
+// globalSynopsis lists the flags every command takes.
+const globalSynopsis = "[-redis URL] [-cluster | -sentinel-master NAME] [-tls-ca FILE] [-tls-cert FILE -tls-key FILE] " +
+	"[-ns NAMESPACE] [-json] [-timeout D]"
+
+// connectionHelp explains -redis and the flags that go with it.
+const connectionHelp = `
+Connecting (-redis defaults to $REDIS_URL, then ` + defaultRedisURL + `):
+  one server     redis://[[USER]:PASSWORD@]HOST:PORT[/DB]
+  Redis Cluster  redis://[[USER]:PASSWORD@]HOST:PORT?addr=HOST2:PORT2[&addr=...]   or one node with -cluster
+  Sentinel       redis://SENTINEL:26379?addr=SENTINEL2:26379&master_name=NAME[&password=MASTER_PASSWORD]
+                 or -sentinel-master NAME; the URL's user:password@ is the sentinels'
+  TLS            rediss://... with -tls-ca FILE for a private CA, -tls-cert and -tls-key for a client certificate
+`

@@ -27,7 +27,7 @@ func TestUsageErrorsExitTwoBeforeTouchingRedis(t *testing.T) {
 		{[]string{"backfill", "x", "-from", "2026-01-02T00:00:00Z", "-to", "2026-01-01T00:00:00Z"}, "is before -from"},
 		{[]string{"backfill", "x", "-from", "yesterday", "-to", "2026-01-01T00:00:00Z"}, `-from "yesterday"`},
 		{[]string{"dead", "-n", "0"}, "-n 0: want a positive number"},
-		{[]string{"runs"}, "missing KIND"},
+		{[]string{"runs"}, "missing ID|KIND"},
 		{[]string{"requeue", "a", "b"}, `unexpected argument "b"`},
 		{[]string{"-redis", "mysql://x", "leader"}, "-redis mysql://x"},
 	}
@@ -164,8 +164,8 @@ func TestTimeoutBoundsARedisThatDoesNotAnswer(t *testing.T) {
 	}()
 	// -timeout after the command counts too.
 	r := invoke("-redis", "redis://"+ln.Addr().String(), "leader", "-timeout", "50ms")
-	want := "chronos leader: no answer from redis://" + ln.Addr().String() + " within 50ms"
-	if r.code != exitFail || !strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 {
+	want := "chronos leader: redis://" + ln.Addr().String() + ": no answer within 50ms (-timeout)\n"
+	if r.code != exitFail || r.stderr != want {
 		t.Fatalf("exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
 	}
 }

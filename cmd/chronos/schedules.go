@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,9 +20,9 @@ const (
 func scheduleCommands() []command {
 	return []command{
 		{name: "schedules", synopsis: "", run: runSchedules,
-			summary: "List every schedule: trigger, zone, next fire, last firing and outcome, pause, health, source."},
+			summary: "List every schedule: trigger, zone, queue, next fire, last firing and outcome, pause, health, source."},
 		{name: "schedule", synopsis: "ID", run: runSchedule,
-			summary: fmt.Sprintf("Show one schedule in full, its next %d fire times and its last %d firings.", detailNextFires, detailHistory)},
+			summary: fmt.Sprintf("Show one schedule in full, its pending requests, its next %d fire times and its last %d firings.", detailNextFires, detailHistory)},
 	}
 }
 
@@ -37,14 +38,20 @@ func runSchedules(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(list) == 0 {
+		if err := c.requireNamespace(ctx); err != nil {
+			return err
+		}
+	}
 	health, err := insp.ScheduleHealth(ctx)
 	if err != nil {
 		return err
 	}
+	now := time.Now()
 	if c.json {
 		out := make([]*scheduleView, len(list))
 		for k, s := range list {
-			out[k] = newScheduleView(s)
+			out[k] = newScheduleView(s, now)
 			if h := health[s.ID]; h != nil {
 				hv := newHealthView("", h)
 				out[k].Health = &hv
@@ -52,13 +59,14 @@ func runSchedules(ctx context.Context, c *cli, args []string) error {
 		}
 		return c.printJSON(out)
 	}
-	t := newTable(c.stdout, "ID", "TRIGGER", "ZONE", "NEXT FIRE", "LAST FIRED", "LAST OUTCOME", "PAUSED", "HEALTH", "SOURCE")
+	t := newTable(c.stdout, "ID", "TRIGGER", "ZONE", "QUEUE", "NEXT FIRE", "LAST FIRED", "LAST OUTCOME", "PAUSED", "HEALTH", "SOURCE")
 	for _, s := range list {
 		var state string
 		if h := health[s.ID]; h != nil {
 			state = string(h.State)
 		}
-		t.row(s.ID, triggerText(s), s.TimeZone, nextText(s), fmtTime(s.LastFired), s.LastOutcome, pausedText(s), state, s.Source)
+		t.row(s.ID, triggerText(s), s.TimeZone, queuesText(s), nextText(s), fmtTime(s.LastFired), outcomeText(s),
+			pausedText(s, now), state, s.Source)
 	}
 	return t.flush()
 }
@@ -85,20 +93,46 @@ func runSchedule(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	reqs, err := requestsOf(ctx, insp, id)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
 	if c.json {
-		d := scheduleDetail{scheduleView: *newScheduleView(s), NextFires: []time.Time{}, History: []firingView{}}
+		d := scheduleDetail{scheduleView: *newScheduleView(s, now), NextFires: []time.Time{}, History: []firingView{},
+			Requests: []requestView{}}
 		for _, t := range next {
 			d.NextFires = append(d.NextFires, utc(t))
 		}
 		for _, h := range hist {
 			d.History = append(d.History, newFiringView(h))
 		}
+		for _, r := range reqs {
+			d.Requests = append(d.Requests, newRequestView(r))
+		}
 		return c.printJSON(d)
 	}
-	return printScheduleDetail(c, s, next, hist)
+	return printScheduleDetail(c, s, next, hist, reqs, now)
 }
 
-func printScheduleDetail(c *cli, s *chronos.ScheduleInfo, next []time.Time, hist []*chronos.FiringRecord) error {
+// requestsOf returns the pending operator requests of schedule id, oldest
+// first.
+func requestsOf(ctx context.Context, insp *chronos.Inspector, id string) ([]*chronos.OperatorRequest, error) {
+	all, err := insp.Requests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*chronos.OperatorRequest
+	for _, r := range all {
+		if r.Schedule == id {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func printScheduleDetail(c *cli, s *chronos.ScheduleInfo, next []time.Time, hist []*chronos.FiringRecord,
+	reqs []*chronos.OperatorRequest, now time.Time) error {
 	t := newTable(c.stdout)
 	field := func(name, value string) { t.row(name+":", value) }
 	field("ID", s.ID)
@@ -120,7 +154,11 @@ func printScheduleDetail(c *cli, s *chronos.ScheduleInfo, next []time.Time, hist
 	field("Next fire", nextText(s))
 	field("Last fired", fmtTime(s.LastFired))
 	field("Last outcome", s.LastOutcome)
-	field("Paused", pauseText(s.Paused))
+	if s.Isolated {
+		// Every live instance fires it from its own timer.
+		field("Last instance", s.LastInstance)
+	}
+	field("Paused", pauseText(s.Paused, now))
 	field("Declared by", strings.TrimSpace(s.DeclaredBy+" "+s.DeclaredVersion))
 	field("Created", fmtTime(s.Created))
 	if err := t.flush(); err != nil {
@@ -130,10 +168,23 @@ func printScheduleDetail(c *cli, s *chronos.ScheduleInfo, next []time.Time, hist
 	fmt.Fprintln(c.stdout, "\nJobs:")
 	t = newTable(c.stdout, "NAME", "KIND", "QUEUE", "PAUSED")
 	for _, j := range s.Jobs {
-		t.row(j.Name, j.Kind, j.Queue, pauseText(j.Paused))
+		t.row(j.Name, j.Kind, j.Queue, pauseText(j.Paused, now))
 	}
 	if err := t.flush(); err != nil {
 		return err
+	}
+
+	fmt.Fprintln(c.stdout, "\nPending requests (oldest first):")
+	if len(reqs) == 0 {
+		fmt.Fprintln(c.stdout, "  none")
+	} else {
+		t = newTable(c.stdout, "  ID", "KIND", "WHO", "CREATED", "PROGRESS")
+		for _, r := range reqs {
+			t.row("  "+r.ID, r.Kind, r.Who, fmtTime(r.Created), progressText(r))
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
 	}
 
 	fmt.Fprintf(c.stdout, "\nNext %d fire times:\n", detailNextFires)
@@ -195,9 +246,54 @@ func nextText(s *chronos.ScheduleInfo) string {
 	return fmtTime(s.NextFire)
 }
 
+// queuesText is the queues the jobs of a schedule enqueue to, for one
+// table cell: "local" for an isolated schedule, whose tasks run in the
+// instance that fires them.
+func queuesText(s *chronos.ScheduleInfo) string {
+	var qs []string
+	for _, j := range s.Jobs {
+		if !slices.Contains(qs, j.Queue) {
+			qs = append(qs, j.Queue)
+		}
+	}
+	return strings.Join(qs, ",")
+}
+
+// outcomeText is the last outcome, and for an isolated schedule the
+// instance that fired it last.
+func outcomeText(s *chronos.ScheduleInfo) string {
+	if s.Isolated && s.LastInstance != "" {
+		return s.LastOutcome + " on " + s.LastInstance
+	}
+	return s.LastOutcome
+}
+
+// active reports whether pause p is in force at now: a pause whose Until
+// has passed stays stored until the next resume, but the scheduler fires
+// the schedule again.
+func active(p *chronos.Pause, now time.Time) bool {
+	return p != nil && (p.Until.IsZero() || p.Until.After(now))
+}
+
+// inForce returns p when it is a pause in force at now.
+func inForce(p *chronos.Pause, now time.Time) *chronos.Pause {
+	if active(p, now) {
+		return p
+	}
+	return nil
+}
+
+// ended returns p when it is a pause whose Until has passed.
+func ended(p *chronos.Pause, now time.Time) *chronos.Pause {
+	if p != nil && !active(p, now) {
+		return p
+	}
+	return nil
+}
+
 // pausedText summarizes the pauses of a schedule for one table cell.
-func pausedText(s *chronos.ScheduleInfo) string {
-	if s.Paused != nil {
+func pausedText(s *chronos.ScheduleInfo, now time.Time) string {
+	if active(s.Paused, now) {
 		if !s.Paused.Until.IsZero() {
 			return "until " + fmtTime(s.Paused.Until)
 		}
@@ -205,20 +301,26 @@ func pausedText(s *chronos.ScheduleInfo) string {
 	}
 	var jobs []string
 	for _, j := range s.Jobs {
-		if j.Paused != nil {
+		if active(j.Paused, now) {
 			jobs = append(jobs, j.Name)
 		}
 	}
 	if len(jobs) > 0 {
 		return "jobs " + strings.Join(jobs, ",")
 	}
+	if p := ended(s.Paused, now); p != nil {
+		return "no (ended " + fmtTime(p.Until) + ")"
+	}
 	return "no"
 }
 
 // pauseText describes one pause in full.
-func pauseText(p *chronos.Pause) string {
+func pauseText(p *chronos.Pause, now time.Time) string {
 	if p == nil {
 		return "no"
+	}
+	if !active(p, now) {
+		return "no: the pause" + pauseAuthor(p) + " ended at " + fmtTime(p.Until) + "; it fires again"
 	}
 	s := "since " + fmtTime(p.At)
 	if p.Who != "" {
@@ -229,6 +331,26 @@ func pauseText(p *chronos.Pause) string {
 	}
 	if p.Note != "" {
 		s += fmt.Sprintf(" (%s)", p.Note)
+	}
+	return s
+}
+
+func pauseAuthor(p *chronos.Pause) string {
+	if p.Who == "" {
+		return ""
+	}
+	return " by " + p.Who
+}
+
+// progressText is how far a request is: a backfill's fire times fired of
+// those planned and the next one.
+func progressText(r *chronos.OperatorRequest) string {
+	if r.Kind != "backfill" {
+		return "waiting for the leader"
+	}
+	s := fmt.Sprintf("%d of %d fired", r.Fired, r.Planned)
+	if !r.Next.IsZero() {
+		s += ", next " + fmtTime(r.Next)
 	}
 	return s
 }
@@ -268,8 +390,10 @@ type scheduleView struct {
 	NextFire        time.Time  `json:"next_fire,omitzero"`
 	LastFired       time.Time  `json:"last_fired,omitzero"`
 	LastOutcome     string     `json:"last_outcome,omitempty"`
+	LastInstance    string     `json:"last_instance,omitempty"`
 	Complete        bool       `json:"complete"`
 	Paused          *pauseView `json:"paused"`
+	EndedPause      *pauseView `json:"ended_pause,omitempty"`
 	Jobs            []jobView  `json:"jobs"`
 	DeclaredBy      string     `json:"declared_by,omitempty"`
 	DeclaredVersion string     `json:"declared_version,omitempty"`
@@ -286,17 +410,37 @@ type pauseView struct {
 }
 
 type jobView struct {
-	Name   string     `json:"name"`
-	Kind   string     `json:"kind"`
-	Queue  string     `json:"queue"`
-	Paused *pauseView `json:"paused"`
+	Name       string     `json:"name"`
+	Kind       string     `json:"kind"`
+	Queue      string     `json:"queue"`
+	Paused     *pauseView `json:"paused"`
+	EndedPause *pauseView `json:"ended_pause,omitempty"`
 }
 
 // scheduleDetail is the JSON form of "chronos schedule ID".
 type scheduleDetail struct {
 	scheduleView
-	NextFires []time.Time  `json:"next_fires"`
-	History   []firingView `json:"history"`
+	NextFires []time.Time   `json:"next_fires"`
+	History   []firingView  `json:"history"`
+	Requests  []requestView `json:"pending_requests"`
+}
+
+// requestView is the JSON form of a pending operator request.
+type requestView struct {
+	ID      string    `json:"id"`
+	Kind    string    `json:"kind"`
+	Who     string    `json:"who,omitempty"`
+	Created time.Time `json:"created,omitzero"`
+	From    time.Time `json:"from,omitzero"`
+	To      time.Time `json:"to,omitzero"`
+	Planned int       `json:"planned,omitempty"`
+	Fired   int       `json:"fired"`
+	Next    time.Time `json:"next,omitzero"`
+}
+
+func newRequestView(r *chronos.OperatorRequest) requestView {
+	return requestView{ID: r.ID, Kind: r.Kind, Who: r.Who, Created: utc(r.Created), From: utc(r.From), To: utc(r.To),
+		Planned: r.Planned, Fired: r.Fired, Next: utc(r.Next)}
 }
 
 type firingView struct {
@@ -312,16 +456,20 @@ type firingJobView struct {
 	Result string `json:"result"`
 }
 
-func newScheduleView(s *chronos.ScheduleInfo) *scheduleView {
+// newScheduleView is the JSON form of s at now: "paused" is the pause in
+// force, and a pause whose end has passed is "ended_pause".
+func newScheduleView(s *chronos.ScheduleInfo, now time.Time) *scheduleView {
 	v := &scheduleView{
 		ID: s.ID, Trigger: s.Trigger, Spec: s.Spec, TimeZone: s.TimeZone, DST: s.DST, Misfire: s.Misfire,
 		Overlap: s.Overlap, Isolated: s.Isolated, Group: s.Group, Source: s.Source,
-		NextFire: utc(s.NextFire), LastFired: utc(s.LastFired), LastOutcome: s.LastOutcome, Complete: s.Complete,
-		Paused: newPauseView(s.Paused), Jobs: []jobView{},
+		NextFire: utc(s.NextFire), LastFired: utc(s.LastFired), LastOutcome: s.LastOutcome, LastInstance: s.LastInstance,
+		Complete: s.Complete, Paused: newPauseView(inForce(s.Paused, now)), EndedPause: newPauseView(ended(s.Paused, now)),
+		Jobs:       []jobView{},
 		DeclaredBy: s.DeclaredBy, DeclaredVersion: s.DeclaredVersion, Created: utc(s.Created),
 	}
 	for _, j := range s.Jobs {
-		v.Jobs = append(v.Jobs, jobView{Name: j.Name, Kind: j.Kind, Queue: j.Queue, Paused: newPauseView(j.Paused)})
+		v.Jobs = append(v.Jobs, jobView{Name: j.Name, Kind: j.Kind, Queue: j.Queue, Paused: newPauseView(inForce(j.Paused, now)),
+			EndedPause: newPauseView(ended(j.Paused, now))})
 	}
 	return v
 }

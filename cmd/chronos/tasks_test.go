@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	chronos "github.com/chronos-go/chronos/runtime"
 )
@@ -77,5 +78,86 @@ func TestDeadSaysWhenItShowsOnlyPartOfTheList(t *testing.T) {
 	}
 	if out := c.ok("dead"); strings.Contains(out, "dead tasks;") {
 		t.Fatalf("footer although nothing is left out:\n%s", out)
+	}
+}
+
+// Deleting is final, so without -yes the command names the task and
+// deletes nothing.
+func TestDeleteRemovesADeadTaskOnlyWithYes(t *testing.T) {
+	c := startCluster(t)
+	info, err := chronos.NewClient(c.rdb).Enqueue(context.Background(), doomed{})
+	must(t, err)
+	var dead []struct {
+		ID     string    `json:"id"`
+		DiedAt time.Time `json:"died_at"`
+	}
+	eventually(t, "the task to die", func() bool {
+		c.okJSON(&dead, "dead")
+		return len(dead) == 1
+	})
+	what := "dead task " + info.ID + " (doomed, queue default, died " + dead[0].DiedAt.Format(time.RFC3339) + ")"
+	r := c.chronos("delete", info.ID)
+	want := "chronos delete: " + what + " not deleted: deleting is final, so add -yes (or requeue it: chronos requeue " + info.ID + ")\n"
+	if r.code != exitFail || r.stderr != want || r.stdout != "" {
+		t.Fatalf("delete without -yes: exit %d, stdout %q, stderr %q; want 1 and %q", r.code, r.stdout, r.stderr, want)
+	}
+	if out := c.ok("delete", info.ID, "-yes"); out != "deleted "+what+"\n" {
+		t.Fatalf("delete -yes printed %q", out)
+	}
+	c.okJSON(&dead, "dead")
+	if len(dead) != 0 {
+		t.Fatalf("dead after delete = %+v", dead)
+	}
+	r = c.chronos("delete", info.ID, "-yes")
+	if r.code != exitFail || r.stderr != "chronos delete: no dead task \""+info.ID+"\" in namespace \"chronos\"\n" {
+		t.Fatalf("second delete: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// "chronos runs" takes a schedule ID (the runs of the tasks it fired) as
+// well as a task kind (all of that kind); anything else fails.
+func TestRunsOfAScheduleOrAKind(t *testing.T) {
+	c := startCluster(t)
+	c.waitLeader()
+	type runView struct {
+		TaskID     string `json:"task_id"`
+		Kind       string `json:"kind"`
+		ScheduleID string `json:"schedule_id"`
+	}
+	// The kind of a schedule's job is known before any task of it ran:
+	// the answer is empty.
+	var none []runView
+	c.okJSON(&none, "runs", "report")
+	if none == nil || len(none) != 0 {
+		t.Fatalf("runs report before any run = %+v, want []", none)
+	}
+	c.ok("trigger", "reports.daily")
+	c.ok("trigger", "health")
+	var all []runView
+	eventually(t, "both runs", func() bool {
+		c.okJSON(&all, "runs", "report")
+		return len(all) == 2
+	})
+	var daily []runView
+	c.okJSON(&daily, "runs", "reports.daily")
+	if len(daily) != 1 || daily[0].ScheduleID != "reports.daily" || daily[0].Kind != "report" {
+		t.Fatalf("runs reports.daily = %+v, want its one run", daily)
+	}
+	if row := lineOf(t, c.ok("runs", "reports.daily"), daily[0].TaskID); !hasFields(row, daily[0].TaskID+" report success 1") {
+		t.Fatalf("row %q", row)
+	}
+	c.okJSON(&none, "runs", "nightly")
+	if none == nil || len(none) != 0 {
+		t.Fatalf("runs nightly = %+v, want [] (it has not fired)", none)
+	}
+	var one []runView
+	c.okJSON(&one, "runs", "report", "-kind", "-n", "1")
+	if len(one) != 1 || one[0].TaskID != all[0].TaskID {
+		t.Fatalf("runs report -kind -n 1 = %+v, want the newest of %+v", one, all)
+	}
+	r := c.chronos("runs", "reprot")
+	want := "chronos runs: no schedule or task kind \"reprot\" in namespace \"chronos\" (kinds with run records: report)\n"
+	if r.code != exitFail || r.stderr != want {
+		t.Fatalf("runs reprot: exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
 	}
 }

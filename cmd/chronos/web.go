@@ -81,15 +81,20 @@ func runWeb(ctx context.Context, c *cli, args []string) error {
 	if *readOnly {
 		mode = " (read-only)"
 	}
-	fmt.Fprintf(c.stdout, "chronos web: namespace %q on %s, console at http://%s%s/%s\n",
-		c.namespace(), redactURL(c.redisURL), ln.Addr(), strings.TrimRight(*prefix, "/"), mode)
+	fmt.Fprintf(c.stdout, "chronos web: namespace %q on %s%s, console at http://%s%s/%s\n",
+		c.namespace(), redactURL(c.redisURL), c.topologyText(), ln.Addr(), strings.TrimRight(*prefix, "/"), mode)
 	if opts.BasicAuth.User == "" && opts.BearerToken == "" && !isLoopback(ln.Addr()) {
 		fmt.Fprintf(c.stderr, "chronos web: warning: listening on %s without -basic-auth or -bearer-token: "+
 			"anyone who reaches it can pause schedules and delete tasks\n", ln.Addr())
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	if err := c.rdb.Ping(pctx).Err(); err != nil {
-		fmt.Fprintf(c.stderr, "chronos web: warning: Redis does not answer yet (%v); pages say so until it does\n", err)
+		what, ok := c.explainRedis(err)
+		if !ok {
+			what = withoutChain(err)
+		}
+		fmt.Fprintf(c.stderr, "chronos web: warning: %s: %s; pages say Redis is unavailable until it answers\n",
+			redactURL(c.redisURL), what)
 	}
 	cancel()
 
