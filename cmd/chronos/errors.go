@@ -137,7 +137,8 @@ func (c *cli) explainReply(msg string) string {
 	case code == "WRONGPASS":
 		return "the server refused the user name and password: check them in -redis (or $REDIS_URL)"
 	case code == "NOPERM":
-		return fmt.Sprintf("the Redis user lacks a permission chronos needs (%s)", msg)
+		return fmt.Sprintf("the Redis user lacks a permission chronos needs in namespace %q (%s): check -ns, "+
+			"and give the user the rules of chronos.ACLRules for the namespace (docs/security.md)", c.namespace(), msg)
 	case code == "READONLY":
 		return "this server is a replica: point -redis at its master, or at the sentinels with -sentinel-master NAME"
 	case code == "LOADING":

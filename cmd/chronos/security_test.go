@@ -229,3 +229,33 @@ func checkDenials(t *testing.T, d *acltest.Deployment, admin redis.UniversalClie
 	}
 	acltest.CheckDenials(t, d, d.User(), others)
 }
+
+// A user given the rules of another namespace is refused this one's keys;
+// the CLI and the console say what to grant rather than failing with the
+// bare reply. With -ns of its namespace, the same user gets an answer.
+func TestAUserWithoutTheRulesOfTheNamespaceIsToldWhatToGrant(t *testing.T) {
+	redistest.Parallel(t)
+	s := redistest.Start(t)
+	s.AddUser(acltest.User, acltest.Password, chronos.ACLRules("billing")...)
+	u, err := url.Parse(s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(acltest.User, acltest.Password)
+	r := invoke("-redis", u.String(), "schedules")
+	want := `chronos schedules: ` + redactURL(u.String()) + `: the Redis user lacks a permission chronos needs in namespace "chronos" (NOPERM `
+	if r.code != exitFail || !strings.HasPrefix(r.stderr, want) || !strings.Contains(r.stderr, "check -ns, and give the user the rules of chronos.ACLRules") {
+		t.Errorf("schedules in a namespace the user may not read: exit %d, stderr %q; want %q...", r.code, r.stderr, want)
+	}
+	if r := invoke("-redis", u.String(), "-ns", "billing", "schedules"); r.code != exitFail || strings.Contains(r.stderr, "NOPERM") ||
+		!strings.Contains(r.stderr, `namespace "billing" has no schedules`) {
+		t.Errorf("schedules in the user's own, empty namespace: exit %d, stderr %q", r.code, r.stderr)
+	}
+
+	w := startWeb(t, "-redis", u.String())
+	status, body := httpGet(t, w.url, nil)
+	if status != http.StatusServiceUnavailable || !strings.Contains(body, "Redis refused the console&#39;s user") ||
+		!strings.Contains(body, "chronos.ACLRules") {
+		t.Errorf("console overview: %d\n%s", status, body)
+	}
+}

@@ -42,7 +42,8 @@ func notFoundf(format string, args ...any) *httpError {
 }
 
 // classify turns the error of a handler into the page to show: not-found
-// errors of the Inspector are 404, an unreachable or slow Redis is 503,
+// errors of the Inspector are 404, an unreachable or slow Redis, or one
+// that refuses the console's user a command or key (NOPERM), is 503,
 // anything else is 500. No page shows a stack.
 func classify(err error) *httpError {
 	var he *httpError
@@ -58,6 +59,11 @@ func classify(err error) *httpError {
 			". Pause it instead, or remove it from the code: the leader retires it by itself once no live instance declares it.", Err: err}
 	case errors.Is(err, chronos.ErrBackfillTooLarge), errors.Is(err, chronos.ErrIsolatedSchedule):
 		return &httpError{Status: http.StatusUnprocessableEntity, Title: "Not done", Detail: cleanMessage(err), Err: err}
+	case strings.Contains(err.Error(), "NOPERM "):
+		return &httpError{Status: http.StatusServiceUnavailable, Title: "Redis refused the console's user",
+			Detail: "The console's Redis user may not do what this page needs: " + cleanMessage(err) +
+				". Give that user the rules of chronos.ACLRules for this namespace (docs/security.md).",
+			Err: err}
 	case isOutage(err):
 		return &httpError{Status: http.StatusServiceUnavailable, Title: "Redis is unavailable",
 			Detail: "The console could not read or write Redis: " + cleanMessage(err) +
