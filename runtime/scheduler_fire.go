@@ -116,6 +116,9 @@ func (s *Scheduler) fire(ctx context.Context, t leader.Term, reqs []*fireReq) []
 	}
 	for k, i := range idx {
 		out[i] = res[k]
+		if f := firings[i]; f.State != nil && res[k].Err == nil && res[k].Status == fireFired {
+			s.mirror.fired(f.Schedule, *f.State, res[k].Outcome(), now, res[k].ChangedBefore)
+		}
 		for _, c := range res[k].Cleared {
 			s.log.Warn("chronos: overlap: cleared the marker of a run that is no longer queued, delayed or running",
 				"schedule", reqs[i].id, "job", c.Job, "task_id", c.Task, "trigger", reqs[i].slot)
