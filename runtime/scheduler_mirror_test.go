@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 )
 
 // hashReads counts the HGETALLs a client sends: the mirror's reads of
@@ -74,25 +76,30 @@ func TestTheLeaderRemembersItsFiringsWithoutReadingThemBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine := mirroredOf(a, "sec")
-	if mine.state.TimesTriggered < stored.State.TimesTriggered || mine.asOf < scores["sec"] {
+	mine, asOf := mirroredOf(a, "sec")
+	if mine.State.TimesTriggered < stored.State.TimesTriggered || asOf < scores["sec"] {
 		t.Fatalf("leader's memory: %d firings as of change %d; registry: %d firings, change %d",
-			mine.state.TimesTriggered, mine.asOf, stored.State.TimesTriggered, scores["sec"])
+			mine.State.TimesTriggered, asOf, stored.State.TimesTriggered, scores["sec"])
 	}
 
 	if err := e.insp.PauseSchedule(ctx, "sec", PauseOptions{Note: "ops", Who: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "both memories to hold the pause", func() bool {
-		return mirroredOf(a, "sec").state.Pause != nil && mirroredOf(b, "sec").state.Pause != nil
+		ma, _ := mirroredOf(a, "sec")
+		mb, _ := mirroredOf(b, "sec")
+		return ma.State.Pause != nil && mb.State.Pause != nil
 	})
-	if got := mirroredOf(b, "sec").state.TimesTriggered; got < stored.State.TimesTriggered {
-		t.Fatalf("the other instance remembers %d firings; the registry had %d", got, stored.State.TimesTriggered)
+	if mb, _ := mirroredOf(b, "sec"); mb.State.TimesTriggered < stored.State.TimesTriggered {
+		t.Fatalf("the other instance remembers %d firings; the registry had %d", mb.State.TimesTriggered, stored.State.TimesTriggered)
 	}
 }
 
-func mirroredOf(s *Scheduler, id string) mirrored {
+// mirroredOf is what s remembers of schedule id, as a registry entry.
+func mirroredOf(s *Scheduler, id string) (schedstore.Schedule, int64) {
 	s.mirror.mu.Lock()
 	defer s.mirror.mu.Unlock()
-	return s.mirror.byID[id]
+	i, _ := s.declared(id)
+	e := s.mirror.entries[i]
+	return e.schedule(s.defs[i], s.hashes[i], s.self.Declarer()), e.asOf
 }
