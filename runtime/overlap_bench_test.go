@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/chronos-go/chronos/internal/redistest"
+	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 )
 
 // BenchmarkFireOverlap runs the fire script (without the leader fence) for
@@ -43,8 +44,8 @@ func BenchmarkFireOverlap(b *testing.B) {
 			rc := srv.Client()
 			ctx := context.Background()
 			s := NewScheduler(rc, SchedulerConfig{InstanceID: "bench", Logger: slog.New(slog.DiscardHandler)})
-			p := &plan{overlap: c.overlap, jobs: []planJob{{name: mainJob, kind: "tick", payload: []byte(`{"n":1}`),
-				opts: taskOptions{processIn: c.delay}}}}
+			p := &plan{overlap: c.overlap, jobs: []planJob{{Job: &schedstore.Job{Name: mainJob, Kind: "tick", Payload: []byte(`{"n":1}`)},
+				opts: &taskOptions{processIn: c.delay}}}}
 			slot := time.Unix(1_800_000_000, 0)
 			term := holdLease(b, rc)
 			fire := func(i int) {

@@ -14,6 +14,7 @@ import (
 	"github.com/chronos-go/chronos/internal/redistest"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
+	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 )
 
 // The fire script drops an overlap marker whose task no longer exists
@@ -44,8 +45,8 @@ func newOverlapRig(t *testing.T, o Overlap, processIn time.Duration) *overlapRig
 	logs := &logBuffer{}
 	s := NewScheduler(srv.Client(), SchedulerConfig{InstanceID: "rig", Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	r := &overlapRig{t: t, ctx: context.Background(), c: srv.Client(), q: s.queue, s: s, logs: logs,
-		plan: &plan{overlap: o, jobs: []planJob{{name: mainJob, kind: "tick", payload: json.RawMessage(`{"n":1}`),
-			opts: taskOptions{processIn: processIn}}}},
+		plan: &plan{overlap: o, jobs: []planJob{{Job: &schedstore.Job{Name: mainJob, Kind: "tick", Payload: json.RawMessage(`{"n":1}`)},
+			opts: &taskOptions{processIn: processIn}}}},
 		slot: time.Now().Truncate(time.Second), term: holdLease(t, srv.Client())}
 	if err := r.q.EnsureGroup(r.ctx, DefaultQueue); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package chronos
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -149,7 +148,6 @@ func decodeSimple(spec string) (Simple, error) {
 // plan is a stored definition compiled for firing: its trigger, policy and
 // jobs ready to encode.
 type plan struct {
-	def     schedstore.Definition
 	trig    trigger.Trigger
 	policy  trigger.Policy
 	overlap Overlap
@@ -158,17 +156,19 @@ type plan struct {
 
 // planJob is one job of a plan with its task options decoded.
 type planJob struct {
-	name    string
-	kind    string
-	payload json.RawMessage
-	opts    taskOptions
+	*schedstore.Job              // name, kind, payload: the definition's own
+	opts            *taskOptions // shared by every job with the default options (defaultTaskOptions)
 }
+
+// defaultTaskOptions is the options of every scheduled job registered
+// without task options: one copy for all of them, not one per schedule.
+var defaultTaskOptions = &taskOptions{}
 
 // compile builds the plan of def for a schedule first registered at
 // created (the anchor of interval and delayed simple triggers, and the
 // start of cron triggers).
 func compile(def schedstore.Definition, created time.Time) (*plan, error) {
-	p := &plan{def: def}
+	p := &plan{}
 	kind, shiftGap := strings.CutSuffix(def.Kind, dstSuffix)
 	if def.Zone != "" && kind != defKindCron {
 		return nil, fmt.Errorf("time zone %q: only cron schedules have one", def.Zone)
@@ -223,12 +223,18 @@ func compile(def schedstore.Definition, created time.Time) (*plan, error) {
 	if p.overlap, err = parseOverlap(def.Overlap); err != nil {
 		return nil, err
 	}
-	for _, j := range def.Jobs {
+	p.jobs = make([]planJob, 0, len(def.Jobs))
+	for k := range def.Jobs {
+		j := &def.Jobs[k] // the definition's array, not the copy of def
 		o, err := decodeTaskOptions(j.Options)
 		if err != nil {
 			return nil, fmt.Errorf("job %q: %w", j.Name, err)
 		}
-		p.jobs = append(p.jobs, planJob{name: j.Name, kind: j.Kind, payload: j.Payload, opts: o})
+		opts := defaultTaskOptions
+		if o != *defaultTaskOptions {
+			opts = &o
+		}
+		p.jobs = append(p.jobs, planJob{Job: j, opts: opts})
 	}
 	return p, nil
 }

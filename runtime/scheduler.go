@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -164,13 +164,18 @@ type Scheduler struct {
 	clock  firing.Clock // the firing loops' time; tests in this package set it with now
 	self   schedstore.Instance
 
-	mu       sync.Mutex
-	started  bool
-	stopped  bool
-	decls    []*schedstore.Definition // declared by this instance, in order
-	defs     []schedstore.Definition  // what Start registered (fixed from then on)
-	mirror   mirror                   // the registry as last seen, to put back after a data loss
-	byID     map[string]*schedstore.Definition
+	mu      sync.Mutex
+	started bool
+	stopped bool
+	decls   []*schedstore.Definition          // declared by this instance, in order, until Start
+	byID    map[string]*schedstore.Definition // decls by ID, until Start
+	// From Start on, the declarations are fixed: defs holds them (the only
+	// copy), sorted by ID (declared finds one), hashes their definition
+	// hashes, and mirror, by the same position, what the registry last
+	// held. Slices, not maps: this is memory per schedule.
+	defs     []schedstore.Definition
+	hashes   []defHash
+	mirror   mirror // the registry as last seen, to put back after a data loss
 	elector  *leader.Elector
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -293,7 +298,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.mu.Unlock()
 		return ErrSchedulerStarted
 	}
-	var defs []schedstore.Definition
+	defs := make([]schedstore.Definition, 0, len(s.decls))
 	for _, d := range s.decls {
 		if len(d.Jobs) == 0 {
 			s.mu.Unlock()
@@ -303,7 +308,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.self.Started = s.now()
 	s.self.Declares = len(defs) > 0
-	s.defs = defs
+	slices.SortFunc(defs, func(a, b schedstore.Definition) int { return strings.Compare(a.ID, b.ID) })
+	s.defs, s.hashes = defs, make([]defHash, len(defs))
+	for i := range defs {
+		s.hashes[i] = hashOf(defs[i].Hash())
+	}
 	s.mu.Unlock()
 	iso, err := s.isolatedSetup(defs)
 	if err != nil {
@@ -316,7 +325,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err := s.declareAll(ctx); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
-	if err := s.mirror.fill(ctx, s.store, slices.Collect(maps.Keys(s.byID)), s.now()); err != nil {
+	if err := s.mirror.fill(ctx, s.store, s.defs, s.now()); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
 
@@ -326,6 +335,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return ErrSchedulerStarted
 	}
 	s.started = true
+	s.decls, s.byID = nil, nil // defs is the only copy from now on
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	s.changes = make(chan leader.Change, 16)
@@ -448,7 +458,7 @@ func (s *Scheduler) heartbeats(ctx context.Context) {
 		s.beats.ok()
 		if res.Undeclared && len(s.defs) > 0 {
 			s.redeclare(ctx, res)
-		} else if err := s.mirror.update(ctx, s.store, s.byID, s.now()); err != nil && ctx.Err() == nil {
+		} else if err := s.mirror.update(ctx, s.store, s.declared, s.now()); err != nil && ctx.Err() == nil {
 			s.beats.failed(err, "instance", s.cfg.InstanceID, "what", "read the changed schedules")
 		}
 	}
@@ -484,7 +494,7 @@ func (s *Scheduler) redeclare(ctx context.Context, hb schedstore.HeartbeatResult
 	var asOf time.Time
 	if hb.Lost {
 		var seeds []schedstore.Schedule
-		seeds, asOf = s.mirror.seeds(s.defs, s.self.Declarer())
+		seeds, asOf = s.mirror.seeds(s.defs, s.hashes, s.self.Declarer())
 		var err error
 		if seeded, err = s.store.Seed(ctx, seeds); err != nil {
 			if ctx.Err() == nil {

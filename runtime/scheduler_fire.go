@@ -66,23 +66,23 @@ func (s *Scheduler) firing(r *fireReq, now time.Time) (*schedstore.Firing, error
 	}
 	f.Jobs = make([]schedstore.FireJob, 0, len(p.jobs))
 	for _, j := range p.jobs {
-		if r.paused != nil && r.paused(j.name) {
+		if r.paused != nil && r.paused(j.Name) {
 			continue
 		}
-		m, due := j.opts.message(j.kind, j.payload, now)
+		m, due := j.opts.message(j.Kind, j.Payload, now)
 		if r.ahead { // fired ahead (FireAhead): due at its fire time
 			due = r.at.Add(j.opts.processIn)
 		}
 		m.ScheduleID = r.id
 		m.TriggerTime = r.slot.UnixMilli()
 		if p.overlap != OverlapAllow {
-			m.Overlap = r.id + ":" + j.name
+			m.Overlap = r.id + ":" + j.Name
 		}
 		b, err := m.Encode()
 		if err != nil {
 			return nil, err
 		}
-		f.Jobs = append(f.Jobs, schedstore.FireJob{Name: j.name, Queue: m.Queue, TaskID: m.ID, Msg: b, Due: due, Overlap: m.Overlap})
+		f.Jobs = append(f.Jobs, schedstore.FireJob{Name: j.Name, Queue: m.Queue, TaskID: m.ID, Msg: b, Due: due, Overlap: m.Overlap})
 	}
 	return f, nil
 }
@@ -116,6 +116,11 @@ func (s *Scheduler) fire(ctx context.Context, t leader.Term, reqs []*fireReq) []
 	}
 	for k, i := range idx {
 		out[i] = res[k]
+		if f := firings[i]; f.State != nil && res[k].Err == nil && res[k].Status == fireFired {
+			if d, ok := s.declared(f.Schedule); ok {
+				s.mirror.fired(d, *f.State, res[k].Outcome(), now, res[k].ChangedBefore)
+			}
+		}
 		for _, c := range res[k].Cleared {
 			s.log.Warn("chronos: overlap: cleared the marker of a run that is no longer queued, delayed or running",
 				"schedule", reqs[i].id, "job", c.Job, "task_id", c.Task, "trigger", reqs[i].slot)

@@ -133,10 +133,10 @@ func (r *isolatedRunner) fire(e *schedEntry, slot time.Time, source string, now 
 	rec := schedstore.FiringRecord{At: now, Slot: slot, Source: source, Instance: s.cfg.InstanceID}
 	paused := e.jobPaused(now)
 	for _, j := range e.plan.jobs {
-		if paused != nil && paused(j.name) {
+		if paused != nil && paused(j.Name) {
 			continue
 		}
-		m, due := j.opts.message(j.kind, j.payload, now)
+		m, due := j.opts.message(j.Kind, j.Payload, now)
 		m.Queue, m.ScheduleID, m.TriggerTime = LocalQueue, e.id, slot.UnixMilli()
 		ready := now
 		if due.After(now) {
@@ -148,8 +148,8 @@ func (r *isolatedRunner) fire(e *schedEntry, slot time.Time, source string, now 
 		} else {
 			r.srv.runLocal(t)
 		}
-		rec.Jobs = append(rec.Jobs, schedstore.FiringJob{Job: j.name, Task: m.ID, Result: TriggerEnqueued})
-		s.recordLocalFiring(e.id, j.name, m.ID, source, slot, now)
+		rec.Jobs = append(rec.Jobs, schedstore.FiringJob{Job: j.Name, Task: m.ID, Result: TriggerEnqueued})
+		s.recordLocalFiring(e.id, j.Name, m.ID, source, slot, now)
 	}
 	id, keep := e.id, s.cfg.HistoryLimit
 	r.history.add(func(ctx context.Context) error { return s.store.AppendHistory(ctx, id, rec, keep) })

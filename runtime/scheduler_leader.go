@@ -159,8 +159,14 @@ func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 		}
 		seen[sc.ID] = true
 		e := ss.entries[sc.ID]
-		if e == nil || e.hash != sc.DefHash || !e.created.Equal(sc.Created) {
-			p, err := compile(sc.Definition, sc.Created)
+		if e == nil || e.hash != hashOf(sc.DefHash) || e.created != sc.Created.UnixMilli() {
+			def, id, hash := &sc.Definition, sc.ID, hashOf(sc.DefHash)
+			if i, ok := s.declared(sc.ID); ok && s.hashes[i] == hash {
+				// This instance declares it as stored: the plan shares the
+				// declaration's strings instead of keeping the reply's.
+				def, id = &s.defs[i], s.defs[i].ID
+			}
+			p, err := compile(*def, sc.Created)
 			if err != nil {
 				s.log.Error("chronos: leader: schedule cannot be fired", "schedule", sc.ID, "err", err)
 				if e != nil {
@@ -168,8 +174,8 @@ func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 				}
 				continue
 			}
-			e = &schedEntry{id: sc.ID, hash: sc.DefHash, created: sc.Created, plan: p, state: storedState(sc, p)}
-			ss.entries[sc.ID] = e
+			e = &schedEntry{id: id, hash: hash, created: sc.Created.UnixMilli(), plan: p, state: storedState(sc, p)}
+			ss.entries[id] = e
 		}
 		e.pause, e.jobPauses = sc.State.Pause, sc.State.JobPauses
 		r.add(e, "catchup")
@@ -221,7 +227,7 @@ func (ss *session) reloadDirty(ctx context.Context) {
 	for _, id := range dirty {
 		ss.mu.Lock()
 		e := ss.entries[id]
-		wait := e != nil && now.Before(e.retryAt)
+		wait := e != nil && now.UnixNano() < e.retryAt
 		ss.mu.Unlock()
 		if wait {
 			continue // backing off after a failed write

@@ -18,9 +18,10 @@ import (
 // read again).
 type schedEntry struct {
 	id        string
-	hash      string
-	created   time.Time
+	hash      defHash
+	created   int64 // the registry's created (unix ms), the plan's anchor
 	plan      *plan
+	next      firing.NextFunc // the loop's view of plan.trig (nextFunc), made once
 	state     trigger.State
 	pause     *schedstore.PauseInfo
 	jobPauses map[string]schedstore.PauseInfo
@@ -29,8 +30,8 @@ type schedEntry struct {
 	// failures counts the writes in a row that did not happen (Redis
 	// refusing them: out of memory, unreachable); the entry is read and
 	// evaluated again at retryAt, with backoff, instead of every refresh.
-	failures int
-	retryAt  time.Time
+	failures int32
+	retryAt  int64 // unix ns; 0: none
 }
 
 func (e *schedEntry) paused(now time.Time) bool { return e.pause != nil && e.pause.Active(now) }
@@ -157,7 +158,10 @@ func (ss *session) place(e *schedEntry, now time.Time) {
 	}
 	delete(ss.idle, e.id)
 	ahead := ss.s.cfg.FireAhead
-	ss.loop.SetAt(e.id, e.nextFunc(ahead), e.state.Next.Add(-ahead))
+	if e.next == nil {
+		e.next = e.nextFunc(ahead)
+	}
+	ss.loop.SetAt(e.id, e.next, e.state.Next.Add(-ahead))
 }
 
 // save writes states that changed without a firing (a misfire policy
@@ -226,8 +230,8 @@ func (ss *session) failed(id string, err error) {
 	var retry time.Duration
 	if e := ss.entries[id]; e != nil {
 		e.failures++
-		retry = firingRetry(e.failures)
-		e.retryAt = ss.s.now().Add(retry)
+		retry = firingRetry(int(e.failures))
+		e.retryAt = ss.s.now().Add(retry).UnixNano()
 	}
 	ss.mu.Unlock()
 	ss.s.faults.failed(err, "schedule", id, "retry_in", retry)
@@ -242,11 +246,11 @@ func (ss *session) succeeded(id string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if e := ss.entries[id]; e != nil {
-		e.failures, e.retryAt = 0, time.Time{}
+		e.failures, e.retryAt = 0, 0
 	}
 	if recovered {
 		for _, e := range ss.entries {
-			e.retryAt = time.Time{}
+			e.retryAt = 0
 		}
 	}
 }

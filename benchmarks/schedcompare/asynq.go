@@ -88,7 +88,7 @@ func runAsynq(ctx context.Context, cfg config, addr string, admin *redis.Client)
 	h1 := heapAfterGC()
 	r.heapPerSched = float64(int64(h1)-int64(h0)) / float64(p.n)
 
-	w, err := measureWindow(ctx, admin, hook, start.Add(-guard), cfg.window)
+	w, err := measureWindow(ctx, admin, hook, start.Add(-guard), cfg.window, cfg.profilePath("asynq"))
 	if err != nil {
 		return nil, err
 	}

@@ -97,7 +97,7 @@ func runChronos(ctx context.Context, cfg config, addr string, admin *redis.Clien
 	h1 := heapAfterGC()
 	r.heapPerSched = float64(int64(h1)-int64(h0)) / float64(p.n)
 
-	w, err := measureWindow(ctx, admin, hook, start.Add(-guard), cfg.window)
+	w, err := measureWindow(ctx, admin, hook, start.Add(-guard), cfg.window, cfg.profilePath("chronos"))
 	if err != nil {
 		return nil, err
 	}

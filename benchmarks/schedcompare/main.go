@@ -35,6 +35,7 @@ type config struct {
 	full      bool          // also run 100,000 schedules
 	only      string        // "chronos", "asynq" or "" for both
 	cmds      bool          // count commands by name (skews CPU figures)
+	cpuprof   string        // file prefix for a CPU profile of each system's window
 }
 
 func main() {
@@ -45,6 +46,7 @@ func main() {
 	flag.BoolVar(&cfg.full, "full", false, "also run with 100000 schedules")
 	flag.StringVar(&cfg.only, "only", "", `run one system only: "chronos" or "asynq"`)
 	flag.BoolVar(&cfg.cmds, "cmds", false, "also list the commands each client sent in the window (adds a lock per command: CPU figures then not comparable)")
+	flag.StringVar(&cfg.cpuprof, "cpuprofile", "", "write a CPU profile of each system's measurement window to PREFIX-<system>-<schedules>.pprof")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -107,4 +109,12 @@ func run(ctx context.Context, cfg config, out io.Writer) ([]*result, error) {
 		fmt.Fprintf(out, "loadavg after: %s\n", loadavg())
 	}
 	return all, nil
+}
+
+// profilePath names the CPU profile of system's window, or "" for none.
+func (c config) profilePath(system string) string {
+	if c.cpuprof == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s-%s-%d.pprof", c.cpuprof, system, c.schedules)
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,7 +29,7 @@ type windowCounts struct {
 // measureWindow sleeps from start for window and returns what was spent in
 // between. Nothing else runs in this process meanwhile, so the process CPU
 // is the scheduler's (plus the Go runtime's own background work).
-func measureWindow(ctx context.Context, admin *redis.Client, hook *rttHook, start time.Time, window time.Duration) (windowCounts, error) {
+func measureWindow(ctx context.Context, admin *redis.Client, hook *rttHook, start time.Time, window time.Duration, profile string) (windowCounts, error) {
 	r0, err := readRedisStats(ctx, admin)
 	if err != nil {
 		return windowCounts{}, err
@@ -36,9 +39,14 @@ func measureWindow(ctx context.Context, admin *redis.Client, hook *rttHook, star
 		clear(hook.byName.m)
 		hook.byName.mu.Unlock()
 	}
+	stopProfile, err := startProfile(profile)
+	if err != nil {
+		return windowCounts{}, err
+	}
 	cpu0, rtt0, sent0 := processCPU(), hook.n.Load(), hook.cmds.Load()
 	waitUntil(ctx, start.Add(window))
 	cpu1, rtt1, sent1 := processCPU(), hook.n.Load(), hook.cmds.Load()
+	stopProfile()
 	r1, err := readRedisStats(ctx, admin)
 	if err != nil {
 		return windowCounts{}, err
@@ -76,4 +84,21 @@ func newHook(byName bool) *rttHook {
 		h.byName = &nameCounts{m: map[string]int64{}}
 	}
 	return h
+}
+
+// startProfile starts a CPU profile written to path ("" for none) and
+// returns the function that ends it.
+func startProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

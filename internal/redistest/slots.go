@@ -5,39 +5,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/chronos-go/chronos/internal/hashslot"
 )
 
 // Slots is the number of hash slots of a Redis Cluster.
-const Slots = 16384
+const Slots = hashslot.Count
 
-// KeySlot is the hash slot of key, as CLUSTER KEYSLOT computes it: CRC16
-// of the key, or of its hash tag (the part between the first '{' and the
-// next '}', when not empty), modulo 16384.
-func KeySlot(key string) int {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	return int(crc16(key)) % Slots
-}
-
-// crc16 is CRC-16/XMODEM (polynomial 0x1021, initial value 0), the variant
-// Redis Cluster uses.
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
-}
+// KeySlot is the hash slot of key, as CLUSTER KEYSLOT computes it.
+func KeySlot(key string) int { return hashslot.Of(key) }
 
 // SlotRange is the slots Start through End, both included.
 type SlotRange struct{ Start, End int }

@@ -22,9 +22,9 @@ import (
 // of TriggerState's fields (times in unix ms, complete "1" or "0"), the
 // outcome word and when it was saved. Both scripts that change trigger
 // state, saveStateScript and the fire script, use it.
-const stateLua = `
+const stateLua = changedLua + `
 local function chronos_save_state(key, changed, id, prev, nxt, start, times, rep, complete, outcome, now)
-  redis.call('ZADD', changed, now, id)
+  local old, at = chronos_changed(changed, now, id)
   redis.call('HSET', key, '` + FieldLastFired + `', prev, '` + FieldNextFire + `', nxt, '` + FieldTriggerStart + `', start,
     '` + FieldTimesTriggered + `', times, '` + FieldRepeatCount + `', rep, '` + FieldLastOutcome + `', outcome,
     '` + FieldStateSaved + `', now)
@@ -33,6 +33,7 @@ local function chronos_save_state(key, changed, id, prev, nxt, start, times, rep
   else
     redis.call('HDEL', key, '` + FieldComplete + `')
   end
+  return old, at
 end
 local function chronos_last_fired(key)
   return tonumber(redis.call('HGET', key, '` + FieldLastFired + `') or '0')
@@ -136,6 +137,10 @@ type FireResult struct {
 	// Cleared lists the stale overlap markers the firing dropped before
 	// deciding (rdb/overlap.go): runs that no longer existed.
 	Cleared []FiringJob
+	// ChangedBefore is, for FireFired with a state, the schedule's score in
+	// the changed index before this firing (0: none): with the firing's
+	// now, ChangeScore gives the score after it (a mirror's Change.At).
+	ChangedBefore int64
 	// Err is set when the firing did not run: a Redis error, or an error
 	// wrapping leader.ErrFenced.
 	Err error
@@ -182,8 +187,9 @@ var ErrUnderReplicated = errors.New("schedstore: firings not acknowledged by eno
 // last_fired forward (else "stale": a later firing is recorded); each job
 // is enqueued unless its overlap marker says skip or buffer (after dropping
 // the marker's runs that no longer exist); the state is written; the firing
-// goes to the history. Returns {status, job outcomes..., ["cleared", job,
-// task ID, ...]}.
+// goes to the history. Returns {"fired", the changed-index score before
+// (FireResult.ChangedBefore), job outcomes..., ["cleared", job, task ID,
+// ...]}, or {status, detail} for the others.
 var fireBody = leader.ReplicaLua + rdb.EnqueueFunc + rdb.OverlapFunc + stateLua + historyLua + `
 chronos_require_replicas(tonumber(ARGV[16]))
 local now = tonumber(ARGV[2])
@@ -196,7 +202,7 @@ end
 local stored = tonumber(sched[3] or '0')
 if prev > 0 and prev <= stored then return {'stale', tostring(stored)} end
 local mode = ARGV[14]
-local out = {'fired'}
+local out = {'fired', '0'}
 local hist = {}
 local outcome = 'fired'
 local stale = {}
@@ -234,7 +240,8 @@ for j = 1, tonumber(ARGV[15]) do
   end
 end
 if prev > 0 then
-  chronos_save_state(KEYS[2], KEYS[5], sched[1], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], outcome, ARGV[2])
+  local old = chronos_save_state(KEYS[2], KEYS[5], sched[1], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], outcome, ARGV[2])
+  out[2] = string.format('%d', old)
 end
 chronos_history(KEYS[4], tonumber(ARGV[12]), ARGV[2], ARGV[11], ARGV[13], hist)
 if #stale > 0 then
@@ -324,6 +331,18 @@ func (s *Store) Fire(ctx context.Context, t leader.Term, now time.Time, firings 
 	return out, nil
 }
 
+// Outcome is the outcome word a FireFired result stored as the schedule's
+// last outcome: "skipped:overlap" when the overlap policy skipped a job,
+// else "fired" (the fire script's rule).
+func (r FireResult) Outcome() string {
+	for _, j := range r.Jobs {
+		if j == "skipped" {
+			return "skipped:overlap"
+		}
+	}
+	return "fired"
+}
+
 // fireResult reads the fire script's reply.
 func fireResult(c *redis.Cmd) FireResult {
 	res, err := c.StringSlice()
@@ -337,6 +356,10 @@ func fireResult(c *redis.Cmd) FireResult {
 		return FireResult{Err: errors.New("schedstore: fire: empty reply")}
 	}
 	r := FireResult{Status: res[0], Jobs: res[1:]}
+	if r.Status == FireFired && len(r.Jobs) > 0 {
+		r.ChangedBefore, _ = strconv.ParseInt(r.Jobs[0], 10, 64)
+		r.Jobs = r.Jobs[1:]
+	}
 	for k, w := range r.Jobs {
 		if w != "cleared" {
 			continue

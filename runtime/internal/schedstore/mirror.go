@@ -21,26 +21,81 @@ import (
 // (ChangedSince, then GetMany): a cost proportional to the changes, not to
 // the registry.
 
+// changedLua defines
+//
+//	chronos_changed(changed, now, id)
+//
+// which scores schedule id in the changed index with the time of a change:
+// now (ms, the writer's clock), or one more than its score so far if that
+// is not below now. A schedule's score so strictly grows with every change,
+// however close two changes of different writers come, and a reader that
+// knows it holds the state of change score S of a schedule (Change.At)
+// needs to read it again only once its score passes S. It returns the
+// score before (0: none) and after, as ChangeScore computes it.
+const changedLua = `
+local function chronos_changed(changed, now, id)
+  local at = tonumber(now)
+  local old = tonumber(redis.call('ZSCORE', changed, id) or '0')
+  if old >= at then at = old + 1 end
+  redis.call('ZADD', changed, at, id)
+  return old, at
+end
+`
+
+// ChangeScore is the score chronos_changed gives a change made at now
+// (ms) to a schedule whose score was old.
+func ChangeScore(old, now int64) int64 {
+	if old >= now {
+		return old + 1
+	}
+	return now
+}
+
+// Change is one entry of the changed index: schedule ID changed, last at
+// At (its score, ms).
+type Change struct {
+	ID string
+	At int64
+}
+
 // ChangedSince returns the schedules whose state changed at or after since
-// (by the writer's clock), and the latest change time among them (since
-// when there is none).
-func (s *Store) ChangedSince(ctx context.Context, since time.Time) ([]string, time.Time, error) {
+// (by the writer's clock), with the score of their latest change, and the
+// latest change time among them (since when there is none).
+func (s *Store) ChangedSince(ctx context.Context, since time.Time) ([]Change, time.Time, error) {
 	zs, err := s.client.ZRangeByScoreWithScores(ctx, s.keys.changed(), &redis.ZRangeBy{
 		Min: strconv.FormatInt(since.UnixMilli(), 10), Max: "+inf",
 	}).Result()
 	if err != nil {
 		return nil, since, fmt.Errorf("schedstore: changed schedules: %w", err)
 	}
-	ids := make([]string, 0, len(zs))
+	out := make([]Change, 0, len(zs))
 	last := since
 	for _, z := range zs {
 		id, _ := z.Member.(string)
-		ids = append(ids, id)
+		out = append(out, Change{ID: id, At: int64(z.Score)})
 		if t := time.UnixMilli(int64(z.Score)); t.After(last) {
 			last = t
 		}
 	}
-	return ids, last, nil
+	return out, last, nil
+}
+
+// ChangeScores returns the changed-index score of each of ids (0: none),
+// in one ZMSCORE. Read before the schedules themselves, a score is a lower
+// bound of the change their state holds.
+func (s *Store) ChangeScores(ctx context.Context, ids []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	scores, err := s.client.ZMScore(ctx, s.keys.changed(), ids...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: change scores: %w", err)
+	}
+	for i, sc := range scores {
+		out[ids[i]] = int64(sc)
+	}
+	return out, nil
 }
 
 // encodeSchedule is the schedule hash of sc, as field/value pairs: what
@@ -103,11 +158,11 @@ func encodeSchedule(sc Schedule) ([]any, error) {
 //	outcome, ARGV[10] saved (ms), ARGV[11…] the hash's field/value pairs
 //
 // Returns 1 when created, 2 when its state was advanced, 0 otherwise.
-var seedScript = redis.NewScript(stateLua + `
+var seedScript = redis.NewScript(changedLua + stateLua + `
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], unpack(ARGV, 11))
   redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
-  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+  chronos_changed(KEYS[3], ARGV[2], ARGV[1])
   return 1
 end
 if tonumber(ARGV[3]) > chronos_last_fired(KEYS[1]) then

@@ -36,9 +36,9 @@ type Pause struct {
 //
 // Returns 1 when paused, 0 when the schedule does not exist, -1 when the
 // job does not.
-var pauseScript = redis.NewScript(`
+var pauseScript = redis.NewScript(changedLua + `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('ZADD', KEYS[2], ARGV[4], ARGV[7])
+chronos_changed(KEYS[2], ARGV[4], ARGV[7])
 if ARGV[1] == '' then
   redis.call('HSET', KEYS[1], 'paused', '1', 'pause_note', ARGV[2], 'paused_by', ARGV[3],
     'paused_at', ARGV[4], 'pause_until', ARGV[5])
@@ -97,15 +97,15 @@ func (s *Store) Resume(ctx context.Context, id, job string) (bool, error) {
 //	ARGV[1] now (ms), ARGV[2] schedule ID, ARGV[3] job
 //
 // Returns 1 when a pause ended, 0 when there was none.
-var resumeScript = redis.NewScript(`
+var resumeScript = redis.NewScript(changedLua + `
 if ARGV[3] ~= '' then
   if redis.call('HDEL', KEYS[1], '` + FieldJobPausePrefix + `' .. ARGV[3]) == 0 then return 0 end
-  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
+  chronos_changed(KEYS[2], ARGV[1], ARGV[2])
   return 1
 end
 if redis.call('HDEL', KEYS[1], '` + FieldPaused + `', '` + FieldPauseNote + `', '` + FieldPausedBy + `', '` +
 	FieldPausedAt + `', '` + FieldPauseUntil + `') == 0 then return 0 end
 redis.call('HSET', KEYS[1], '` + FieldResumedAt + `', ARGV[1])
-redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
+chronos_changed(KEYS[2], ARGV[1], ARGV[2])
 return 1
 `)

@@ -60,14 +60,14 @@ type RegisterResult struct {
 // declarer is still the one the caller read (compare-and-set), so two
 // instances registering at once cannot interleave.
 //
-//	KEYS[1] schedule hash, KEYS[2] schedules index
+//	KEYS[1] schedule hash, KEYS[2] schedules index, KEYS[3] changed index
 //	ARGV[1] id, ARGV[2] expected declared_by ("" = must not exist),
 //	ARGV[3] expected declared_start, ARGV[4] now (ms), ARGV[5] def hash,
 //	ARGV[6…] field/value pairs to set
 //
 // Returns 1 when written, 2 when written and the schedule was retired (it
 // is in force again), 0 when the declarer changed meanwhile.
-var claimScript = redis.NewScript(`
+var claimScript = redis.NewScript(changedLua + `
 local cur = redis.call('HMGET', KEYS[1], 'declared_by', 'declared_start', 'def_hash')
 if ARGV[2] == '' then
   if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -82,6 +82,7 @@ redis.call('HDEL', KEYS[1], 'zone', 'policy', 'isolated', 'group', 'overlap', 's
 local revived = redis.call('HDEL', KEYS[1], 'retired', 'retired_by')
 redis.call('HSET', KEYS[1], unpack(ARGV, 6))
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+chronos_changed(KEYS[3], ARGV[4], ARGV[1])
 if revived > 0 then return 2 end
 return 1
 `)
@@ -230,7 +231,7 @@ func (s *Store) claim(ctx context.Context, now time.Time, claims []claim) ([]cla
 		if err != nil {
 			return nil, err
 		}
-		calls[i] = scriptCall{keys: []string{s.keys.sched(cl.def.ID), s.keys.schedules()}, args: args}
+		calls[i] = scriptCall{keys: []string{s.keys.sched(cl.def.ID), s.keys.schedules(), s.keys.changed()}, args: args}
 	}
 	cmds, err := s.evalPipelined(ctx, claimScript, calls, nil)
 	if err != nil {

@@ -20,11 +20,11 @@ var ErrDeclared = errors.New("schedstore: schedule is declared by a live instanc
 //
 // Returns 1 when retired, 2 when it was retired already, 0 when it does
 // not exist.
-var operatorRetireScript = redis.NewScript(`
+var operatorRetireScript = redis.NewScript(changedLua + `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if redis.call('HSETNX', KEYS[1], '` + FieldRetired + `', ARGV[1]) == 0 then return 2 end
 redis.call('HSET', KEYS[1], '` + FieldRetiredBy + `', ARGV[2])
-redis.call('ZADD', KEYS[2], ARGV[1], ARGV[3])
+chronos_changed(KEYS[2], ARGV[1], ARGV[3])
 return 1
 `)
 

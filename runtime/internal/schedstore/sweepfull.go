@@ -36,12 +36,12 @@ return 1
 //	ARGV[1] id, ARGV[2] when the sweep read (ms), ARGV[3] now (ms)
 //
 // Returns 1 when retired now.
-var retireScript = redis.NewScript(`
+var retireScript = redis.NewScript(changedLua + `
 local sc = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if sc and tonumber(sc) >= tonumber(ARGV[2]) then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if redis.call('HSETNX', KEYS[1], '` + FieldRetired + `', ARGV[3]) == 0 then return 0 end
-redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+chronos_changed(KEYS[3], ARGV[3], ARGV[1])
 return 1
 `)
 

@@ -1,0 +1,105 @@
+package chronos
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/chronos-go/chronos/runtime/internal/schedstore"
+)
+
+// hashReads counts the HGETALLs a client sends: the mirror's reads of
+// schedules.
+type hashReads struct{ n atomic.Int64 }
+
+func (h *hashReads) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *hashReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, c redis.Cmder) error {
+		h.count(c)
+		return next(ctx, c)
+	}
+}
+
+func (h *hashReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cs []redis.Cmder) error {
+		for _, c := range cs {
+			h.count(c)
+		}
+		return next(ctx, cs)
+	}
+}
+
+func (h *hashReads) count(c redis.Cmder) {
+	if strings.EqualFold(c.Name(), "hgetall") {
+		h.n.Add(1)
+	}
+}
+
+// Every instance remembers the schedules it declares as the registry holds
+// them, to put them back if Redis loses its data. The leader writes its
+// own firings into that memory as they happen, so it reads nothing back
+// for them; what others change (an operator's pause) it reads at its next
+// heartbeat, and so does every other instance, for firings too.
+func TestTheLeaderRemembersItsFiringsWithoutReadingThemBack(t *testing.T) {
+	e := newSchedEnv(t)
+	ctx := context.Background()
+	reg := func(s *Scheduler) { _ = RegisterInterval(s, time.Second, tick{N: 1}, WithScheduleID("sec")) }
+	reads := &hashReads{}
+	leaderClient := e.redis.NewClient(nil)
+	leaderClient.AddHook(reads)
+	a := NewScheduler(leaderClient, SchedulerConfig{InstanceID: "a", LeaderTTL: time.Second, Logger: e.scheduler("x", SchedulerConfig{}, nil).log.With("test_instance", "a")})
+	reg(a)
+	e.start(a)
+	waitLeader(t, a)
+	b := e.start(e.scheduler("b", SchedulerConfig{}, reg))
+
+	waitUntil(t, "two firings", func() bool {
+		sc, err := b.store.Get(ctx, "sec")
+		return err == nil && sc.State.TimesTriggered >= 2
+	})
+	time.Sleep(1200 * time.Millisecond) // a heartbeat of each, after the first firings
+	r0 := reads.n.Load()
+	time.Sleep(3 * time.Second) // three firings and three heartbeats
+	if n := reads.n.Load() - r0; n != 0 {
+		t.Errorf("the leader read %d schedule hashes back in 3s of firing one schedule; want 0", n)
+	}
+	stored, err := b.store.Get(ctx, "sec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scores, err := a.store.ChangeScores(ctx, []string{"sec"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, asOf := mirroredOf(a, "sec")
+	if mine.State.TimesTriggered < stored.State.TimesTriggered || asOf < scores["sec"] {
+		t.Fatalf("leader's memory: %d firings as of change %d; registry: %d firings, change %d",
+			mine.State.TimesTriggered, asOf, stored.State.TimesTriggered, scores["sec"])
+	}
+
+	if err := e.insp.PauseSchedule(ctx, "sec", PauseOptions{Note: "ops", Who: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "both memories to hold the pause", func() bool {
+		ma, _ := mirroredOf(a, "sec")
+		mb, _ := mirroredOf(b, "sec")
+		return ma.State.Pause != nil && mb.State.Pause != nil
+	})
+	if mb, _ := mirroredOf(b, "sec"); mb.State.TimesTriggered < stored.State.TimesTriggered {
+		t.Fatalf("the other instance remembers %d firings; the registry had %d", mb.State.TimesTriggered, stored.State.TimesTriggered)
+	}
+}
+
+// mirroredOf is what s remembers of schedule id, as a registry entry.
+func mirroredOf(s *Scheduler, id string) (schedstore.Schedule, int64) {
+	s.mirror.mu.Lock()
+	defer s.mirror.mu.Unlock()
+	i, _ := s.declared(id)
+	e := s.mirror.entries[i]
+	return e.schedule(s.defs[i], s.hashes[i], s.self.Declarer()), e.asOf
+}
