@@ -25,7 +25,7 @@ var aclCommands = []string{
 	"+lindex", "+lpush", "+lrange", "+ltrim",
 	"+sadd", "+scard", "+sismember", "+smembers", "+srandmember", "+srem",
 	"+zadd", "+zcard", "+zrange", "+zrangebyscore", "+zrem", "+zremrangebyrank", "+zremrangebyscore",
-	"+zrevrange", "+zscan", "+zscore",
+	"+zrevrange", "+zscan", "+zscore", "+zmscore",
 	"+xack", "+xadd", "+xautoclaim", "+xclaim", "+xdel", "+xgroup|create", "+xgroup|delconsumer",
 	"+xinfo|consumers", "+xinfo|groups", "+xlen", "+xpending", "+xrange", "+xreadgroup", "+xrevrange",
 }
