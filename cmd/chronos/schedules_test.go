@@ -120,10 +120,11 @@ func TestAPauseWhoseEndHasPassedIsShownAsEnded(t *testing.T) {
 	c.waitLeader()
 	c.ok("pause", "reports.daily", "-until", "1s", "-who", "alice")
 	c.ok("pause", "nightly", "-job", "orders", "-until", "1s")
-	var s scheduleView
-	eventually(t, "the pause to end", func() bool {
+	var s, n scheduleView
+	eventually(t, "both pauses to end", func() bool {
 		c.okJSON(&s, "schedule", "reports.daily")
-		return s.Paused == nil
+		c.okJSON(&n, "schedule", "nightly")
+		return s.Paused == nil && n.Jobs[1].Paused == nil
 	})
 	if s.EndedPause == nil || s.EndedPause.Who != "alice" || s.EndedPause.Until.After(time.Now()) {
 		t.Fatalf("paused %+v, ended_pause %+v; want alice's pause as ended", s.Paused, s.EndedPause)
@@ -139,7 +140,6 @@ func TestAPauseWhoseEndHasPassedIsShownAsEnded(t *testing.T) {
 	if out := c.ok("schedule", "reports.daily"); !hasFields(out, want) {
 		t.Fatalf("schedule lacks %q:\n%s", want, out)
 	}
-	var n scheduleView
 	c.okJSON(&n, "schedule", "nightly")
 	if n.Jobs[1].Paused != nil || n.Jobs[1].EndedPause == nil {
 		t.Fatalf("orders job: paused %+v, ended_pause %+v", n.Jobs[1].Paused, n.Jobs[1].EndedPause)
