@@ -46,9 +46,13 @@ type Keys struct {
 }
 
 // NewKeys returns the key names of namespace ns ("" means
-// keyspace.DefaultNamespace).
-func NewKeys(ns string) Keys {
-	p := keyspace.Prefix(ns)
+// keyspace.DefaultNamespace) in the single-tag layout: KeysAt of
+// keyspace.Prefix(ns).
+func NewKeys(ns string) Keys { return KeysAt(keyspace.Prefix(ns)) }
+
+// KeysAt returns the key names under prefix p, hash tag included: one
+// partition of a namespace (keyspace.Layout.Partition).
+func KeysAt(p string) Keys {
 	return Keys{prefix: p, dead: p + "dead", deadIndex: p + "dead:index", wake: p + "wake", noDedup: p + "dedup", paused: p + "paused"}
 }
 
