@@ -76,3 +76,18 @@ func TestReplicasIsRefusedWithAClusterClient(t *testing.T) {
 		t.Fatalf("Start = %v, want an error about Replicas", err)
 	}
 }
+
+// With Replicas set the leader fires each trigger at its time: only the
+// fire script checks the replicas, not the forwarder's move of a task
+// fired ahead (SchedulerConfig.FireAhead).
+func TestReplicasFiresAtTheFireTimeNotAhead(t *testing.T) {
+	for _, ahead := range []time.Duration{0, time.Second, -1} {
+		s := NewScheduler(nil, SchedulerConfig{Replicas: 1, FireAhead: ahead})
+		if s.cfg.FireAhead != 0 {
+			t.Errorf("FireAhead %v with Replicas 1 became %v, want 0", ahead, s.cfg.FireAhead)
+		}
+	}
+	if s := NewScheduler(nil, SchedulerConfig{}); s.cfg.FireAhead != DefaultFireAhead {
+		t.Errorf("default FireAhead = %v, want %v", s.cfg.FireAhead, DefaultFireAhead)
+	}
+}

@@ -81,6 +81,10 @@ type SchedulerConfig struct {
 	// no longer stops that firing, each trigger is a delayed task (a
 	// ZADD, then the forwarder's move), and its task waits in the delayed
 	// set until a Server of its queue forwards it (docs/scheduler.md).
+	// With Replicas set, triggers are fired at their time whatever
+	// FireAhead says: a task fired ahead becomes due through the
+	// forwarder's move, which no replica check guards, so an old master
+	// after a failover could run a trigger that the new master runs again.
 	FireAhead time.Duration
 
 	// Replicas, if positive, is how many replicas the leader's writes
@@ -139,10 +143,10 @@ func (c SchedulerConfig) withDefaults() SchedulerConfig {
 		c.HistoryLimit = 100
 	}
 	switch {
+	case c.Replicas > 0 || c.FireAhead < 0:
+		c.FireAhead = 0 // see FireAhead: only the fire script checks replicas
 	case c.FireAhead == 0:
 		c.FireAhead = DefaultFireAhead
-	case c.FireAhead < 0:
-		c.FireAhead = 0
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
