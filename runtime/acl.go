@@ -51,8 +51,9 @@ var aclCommands = []string{
 //     INFO, granted for its replication section only. None of FLUSHALL,
 //     FLUSHDB, KEYS, CONFIG, DEBUG, SHUTDOWN, MONITOR, CLIENT KILL or ACL
 //     is granted;
-//   - the keys of the namespaces only: "~{<ns>}:*" per namespace;
-//   - their pub/sub channels only: "&{<ns>}:*".
+//   - the keys of the namespaces only: "~{<ns>}:*" and, for the keys of
+//     its partitions, "~{<ns>:p[0-9]*}:*" per namespace;
+//   - their pub/sub channels only: "&{<ns>}:*" and "&{<ns>:p[0-9]*}:*".
 //
 // docs/security.md lists why each command is needed and what go-redis
 // options need more (SELECT for a database other than 0, CLIENT SETINFO

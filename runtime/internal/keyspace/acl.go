@@ -4,24 +4,23 @@ import "strings"
 
 // ACLKeyPatterns returns the glob patterns, in Redis's pattern syntax, that
 // match every key of namespace ns ("" is DefaultNamespace) and no key of
-// another namespace: "{<ns>}:*", with the glob characters of ns escaped. A
-// Redis ACL grants them as "~" + pattern (chronos.ACLRules).
+// another valid namespace (ValidateNamespace): "{<ns>}:*" for the control
+// keys and those of layout 1, and "{<ns>:p[0-9]*}:*" for the keys of its
+// partitions, with the glob characters of ns escaped. A Redis ACL grants
+// them as "~" + pattern (chronos.ACLRules).
 //
-// They follow Prefix: every key of a namespace starts with it. When the
-// keys of a namespace are partitioned, the partitioned keys
-// "{<ns>:p<i>.<salt>}:..." need a second pattern here, "{<ns>:p*" (ns
-// escaped). Note when adding it that it also matches the keys of a
-// namespace named "<ns>:p<anything>", so such namespace names should be
-// refused or the pattern made tighter.
+// The second pattern would also match the keys of a namespace named
+// "<ns>:p<digit>…", which is why ValidateNamespace refuses such names.
 func ACLKeyPatterns(ns string) []string {
-	return []string{"{" + globEscape(Namespace(ns)) + "}:*"}
+	e := globEscape(Namespace(ns))
+	return []string{"{" + e + "}:*", "{" + e + ":p[0-9]*}:*"}
 }
 
 // ACLChannelPatterns returns the glob patterns that match every pub/sub
 // channel of namespace ns and no channel of another namespace, for "&" +
-// pattern in a Redis ACL. Channels are named like keys, under Prefix (the
-// queue's wake channel "{<ns>}:wake", the leader's resign channel
-// "{<ns>}:leader:resign"), so the patterns are those of the keys.
+// pattern in a Redis ACL. Channels are named like keys, under the prefix
+// of the namespace or of a partition (the queue's wake channel, the
+// leaders' resign channels), so the patterns are those of the keys.
 func ACLChannelPatterns(ns string) []string { return ACLKeyPatterns(ns) }
 
 // globEscape escapes the characters Redis's glob matching (stringmatchlen,

@@ -2,6 +2,7 @@ package keyspace_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -11,19 +12,33 @@ import (
 
 func TestACLPatternsAreThePrefixWithItsGlobCharactersEscaped(t *testing.T) {
 	for ns, want := range map[string]string{
-		"":          "{chronos}:*",
-		"chronos":   "{chronos}:*",
-		"orders-eu": "{orders-eu}:*",
-		`a*b?[c]\d`: `{a\*b\?\[c\]\\d}:*`,
+		"":          "{chronos}",
+		"chronos":   "{chronos}",
+		"orders-eu": "{orders-eu}",
+		`a*b?[c]\d`: `{a\*b\?\[c\]\\d}`,
 	} {
-		if got := keyspace.ACLKeyPatterns(ns); len(got) != 1 || got[0] != want {
-			t.Errorf("ACLKeyPatterns(%q) = %q; want [%q]", ns, got, want)
+		control, parts := want+":*", want[:len(want)-1]+":p[0-9]*}:*"
+		if got := keyspace.ACLKeyPatterns(ns); len(got) != 2 || got[0] != control || got[1] != parts {
+			t.Errorf("ACLKeyPatterns(%q) = %q; want [%q %q]", ns, got, control, parts)
 		}
-		if got := keyspace.ACLChannelPatterns(ns); len(got) != 1 || got[0] != want {
-			t.Errorf("ACLChannelPatterns(%q) = %q; want [%q]", ns, got, want)
+		if got := keyspace.ACLChannelPatterns(ns); len(got) != 2 || got[0] != control || got[1] != parts {
+			t.Errorf("ACLChannelPatterns(%q) = %q; want [%q %q]", ns, got, control, parts)
 		}
-		if !strings.ContainsAny(ns, `*?[]\`) && want != keyspace.Prefix(ns)+"*" {
-			t.Errorf("pattern %q is not Prefix %q and *", want, keyspace.Prefix(ns))
+		if !strings.ContainsAny(ns, `*?[]\`) && control != keyspace.Prefix(ns)+"*" {
+			t.Errorf("pattern %q is not Prefix %q and *", control, keyspace.Prefix(ns))
+		}
+	}
+}
+
+func TestNamespacesThatLookLikePartitionsAreRefused(t *testing.T) {
+	for _, ns := range []string{"", "chronos", "orders:eu", "a:p", "a:px", "p1", ":q1"} {
+		if err := keyspace.ValidateNamespace(ns); err != nil {
+			t.Errorf("ValidateNamespace(%q) = %v; want nil", ns, err)
+		}
+	}
+	for _, ns := range []string{"orders:p1", "a:p0.5", ":p9", "x:p12:y"} {
+		if err := keyspace.ValidateNamespace(ns); !errors.Is(err, keyspace.ErrBadNamespace) {
+			t.Errorf("ValidateNamespace(%q) = %v; want ErrBadNamespace", ns, err)
 		}
 	}
 }
@@ -35,13 +50,21 @@ func TestRedisMatchesTheACLPatternsOfANamespaceOnly(t *testing.T) {
 	redistest.Parallel(t)
 	s := redistest.Start(t)
 	ns := "a*b?[c]"
-	s.AddUser("u", "p", "+set", "~"+keyspace.ACLKeyPatterns(ns)[0])
+	pats := keyspace.ACLKeyPatterns(ns)
+	s.AddUser("u", "p", "+set", "~"+pats[0], "~"+pats[1])
 	u := s.UserClient("u", "p")
 	ctx := context.Background()
-	if err := u.Set(ctx, keyspace.Prefix(ns)+"q:default", "x", 0).Err(); err != nil {
-		t.Fatalf("SET in the namespace: %v", err)
+	l, err := keyspace.Partitioned(ns, 12)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, other := range []string{"{aXbYc}:q", "{a*b?[c]x}:q", "{a*b?c}:q", "{a*b?[c]}", "a*b?[c]:q"} {
+	for _, k := range append([]string{keyspace.Prefix(ns)}, l.Prefixes()...) {
+		if err := u.Set(ctx, k+"q:default", "x", 0).Err(); err != nil {
+			t.Fatalf("SET %s in the namespace: %v", k, err)
+		}
+	}
+	for _, other := range []string{"{aXbYc}:q", "{a*b?[c]x}:q", "{a*b?c}:q", "{a*b?[c]}", "a*b?[c]:q",
+		"{a*b?[c]:px}:q", "{a*b?[c]:p}:q", "{a*b?[c]x:p1.2}:q", "{aXbYc:p1.2}:q"} {
 		if err := u.Set(ctx, other, "x", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
 			t.Errorf("SET %s: %v; want NOPERM", other, err)
 		}

@@ -141,6 +141,9 @@ func ControlMarkers(ns string) []string {
 // namespace is new and gets o.Partitions partitions, recorded in its meta
 // key unless o.ReadOnly.
 func resolve(ctx context.Context, client redis.UniversalClient, ns string, o ResolveOptions) (resolved, error) {
+	if err := ValidateNamespace(ns); err != nil {
+		return resolved{}, err
+	}
 	ns = Namespace(ns)
 	want := o.Partitions
 	if want == 0 {
