@@ -62,8 +62,9 @@ BENCHFLAGS ?=
 bench-compare: ensure-redis
 	cd benchmarks && $(GO) run ./compare $(BENCHFLAGS)
 
-# SCHEDFLAGS: -schedules 10000, -rate 1000, -window 30s, -full (adds 100k),
-# -only chronos|asynq. See benchmarks/README.md, "Scheduler comparison".
+# SCHEDFLAGS: -schedules 10000, -rate 1000, -window 30s, -rounds 1 (medians
+# over rounds), -full (adds 100k), -only chronos|asynq, -fire-ahead 250ms.
+# See benchmarks/README.md, "Scheduler comparison".
 SCHEDFLAGS ?=
 bench-sched: ensure-redis
 	cd benchmarks && $(GO) run ./schedcompare $(SCHEDFLAGS)
