@@ -32,10 +32,17 @@ ensure-redis:
 ensure-chromium:
 	@./scripts/ensure-chromium.sh
 
+# The console's browser test saves its screenshots, with an index.html, in
+# $CHRONOS_ARTIFACTS: for make test, artifacts/console (gitignored) unless
+# the environment says otherwise.
+ARTIFACTS := $(or $(CHRONOS_ARTIFACTS),$(CURDIR)/artifacts/console)
+
 test: ensure-redis ensure-chromium
-	$(GO) test $(TESTFLAGS) $(PKGS)
+	@rm -f "$(ARTIFACTS)/index.html"
+	CHRONOS_ARTIFACTS="$(ARTIFACTS)" $(GO) test $(TESTFLAGS) $(PKGS)
 	cd benchmarks && $(GO) vet ./... && $(GO) test -short ./...
 	cd metrics/prometheus && $(GO) vet ./... && $(GO) test ./...
+	@if [ -f "$(ARTIFACTS)/index.html" ]; then echo "console screenshots: $(ARTIFACTS)/index.html"; fi
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -55,8 +62,9 @@ BENCHFLAGS ?=
 bench-compare: ensure-redis
 	cd benchmarks && $(GO) run ./compare $(BENCHFLAGS)
 
-# SCHEDFLAGS: -schedules 10000, -rate 1000, -window 30s, -full (adds 100k),
-# -only chronos|asynq. See benchmarks/README.md, "Scheduler comparison".
+# SCHEDFLAGS: -schedules 10000, -rate 1000, -window 30s, -rounds 1 (medians
+# over rounds), -full (adds 100k), -only chronos|asynq, -fire-ahead 250ms.
+# See benchmarks/README.md, "Scheduler comparison".
 SCHEDFLAGS ?=
 bench-sched: ensure-redis
 	cd benchmarks && $(GO) run ./schedcompare $(SCHEDFLAGS)

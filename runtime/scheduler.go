@@ -444,6 +444,7 @@ func (s *Scheduler) coordinate(ctx context.Context) {
 func (s *Scheduler) heartbeats(ctx context.Context) {
 	t := time.NewTicker(s.cfg.InstanceTTL / 3)
 	defer t.Stop()
+	heard := time.Now() // the last heartbeat Redis took (Start registered)
 	for {
 		select {
 		case <-ctx.Done():
@@ -460,8 +461,11 @@ func (s *Scheduler) heartbeats(ctx context.Context) {
 			continue
 		}
 		s.beats.ok()
+		// A record lost although heard from within its expiry was lost with Redis's data.
+		dataLost := time.Since(heard) < 2*s.cfg.InstanceTTL
+		heard = time.Now()
 		if res.Undeclared && len(s.defs) > 0 {
-			s.redeclare(ctx, res)
+			s.redeclare(ctx, res, dataLost)
 		} else if err := s.mirror.update(ctx, s.store, s.declared, s.now()); err != nil && ctx.Err() == nil {
 			s.beats.failed(err, "instance", s.cfg.InstanceID, "what", "read the changed schedules")
 		}
@@ -493,7 +497,7 @@ func (s *Scheduler) declareAll(ctx context.Context) error {
 // still runs. When the instance's record was gone too, it first puts back
 // the schedules the registry lost, as its mirror last saw them, so that
 // the leader catches up from where the cluster was.
-func (s *Scheduler) redeclare(ctx context.Context, hb schedstore.HeartbeatResult) {
+func (s *Scheduler) redeclare(ctx context.Context, hb schedstore.HeartbeatResult, dataLost bool) {
 	var seeded schedstore.SeedResult
 	var asOf time.Time
 	if hb.Lost {
@@ -522,6 +526,9 @@ func (s *Scheduler) redeclare(ctx context.Context, hb schedstore.HeartbeatResult
 			"schedules", len(s.defs), "reseeded", seeded.Created, "moved_forward", seeded.Advanced,
 			"instance", s.cfg.InstanceID, "state_as_of", asOf, "state_age", s.now().Sub(asOf).Round(time.Millisecond))
 		s.recordRegistryLost(seeded.Created)
+	case hb.Lost && dataLost:
+		s.log.Warn("chronos: this instance's registry record was gone although Redis heard from it within twice InstanceTTL: Redis lost its data, and another instance had put the schedules back already; schedules declared again",
+			"instance", s.cfg.InstanceID, "schedules", len(s.defs))
 	case hb.Lost:
 		s.log.Warn("chronos: this instance's registry record was gone (not heard from for twice InstanceTTL); schedules declared again",
 			"instance", s.cfg.InstanceID, "schedules", len(s.defs))

@@ -87,8 +87,12 @@ func runAsynq(ctx context.Context, cfg config, addr string, admin *redis.Client)
 	start := waitUntil(ctx, time.Now().Truncate(time.Second).Add(2*time.Second))
 	h1 := heapAfterGC()
 	r.heapPerSched = float64(int64(h1)-int64(h0)) / float64(p.n)
+	// The window starts a second later, so that the counters, sampled
+	// half a second before it, are sampled after the GC.
+	g := guard(0)
+	start = windowStart(start.Add(time.Second), g)
 
-	w, err := measureWindow(ctx, admin, hook, start.Add(-guard), cfg.window, cfg.profilePath("asynq"))
+	w, err := measureWindow(ctx, admin, hook, start.Add(-g), cfg.window, cfg.profilePath("asynq"))
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +109,7 @@ func runAsynq(ctx context.Context, cfg config, addr string, admin *redis.Client)
 	if e := enqErrs.Load(); e > 0 {
 		r.notes = append(r.notes, fmt.Sprintf("asynq: %d enqueue errors", e))
 	}
-	var lags []time.Duration
+	var lags []fireLag
 	for _, rec := range recs[:n] {
 		at := time.Unix(0, rec.at)
 		f := first[rec.seq]
@@ -116,11 +120,10 @@ func runAsynq(ctx context.Context, cfg config, addr string, admin *redis.Client)
 		if slot.Before(start) || !slot.Before(end) {
 			continue
 		}
-		lags = append(lags, at.Sub(slot))
+		lags = append(lags, fireLag{trigger: slot, lag: at.Sub(slot)})
 	}
-	r.fires = len(lags)
-	w.fill(r)
 	r.finishLags(lags)
+	w.fill(r)
 	return r, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -35,10 +36,12 @@ func runChronos(ctx context.Context, cfg config, addr string, admin *redis.Clien
 	rdb.AddHook(hook)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
 	r := &result{name: "chronos", schedules: p.n, window: cfg.window}
+	first := &firstFiring{}
 
 	h0 := heapAfterGC()
 	regStart := time.Now()
-	s := chronos.NewScheduler(rdb, chronos.SchedulerConfig{InstanceID: "schedcompare", Logger: quiet})
+	s := chronos.NewScheduler(rdb, chronos.SchedulerConfig{InstanceID: "schedcompare", Logger: quiet,
+		FireAhead: cfg.fireAhead, Metrics: first})
 	// Registration and the leader's first load of the registry take about
 	// 100–150 µs a schedule on a loaded machine; the first triggers come
 	// after that.
@@ -48,6 +51,13 @@ func runChronos(ctx context.Context, cfg config, addr string, admin *redis.Clien
 		if err := chronos.RegisterSimple(s, t, tick{Seq: i}, chronos.WithScheduleID("sb-"+strconv.Itoa(i))); err != nil {
 			return nil, fmt.Errorf("chronos: register schedule %d: %w", i, err)
 		}
+	}
+	// One more schedule, due at once: the leader fires it as soon as it has
+	// loaded the registry, which times the start-up. Its trigger is before
+	// the window, so it counts nowhere else.
+	probe := chronos.Simple{Start: regStart, Repeat: 0}
+	if err := chronos.RegisterSimple(s, probe, tick{Seq: -1}, chronos.WithScheduleID(probeID)); err != nil {
+		return nil, fmt.Errorf("chronos: register the start-up probe: %w", err)
 	}
 	// The leader fires each trigger ahead into the delayed set
 	// (SchedulerConfig.FireAhead); a Server's forwarder moves it to the
@@ -85,6 +95,12 @@ func runChronos(ctx context.Context, cfg config, addr string, admin *redis.Clien
 		}
 	}
 	r.registerTime = time.Since(regStart)
+	for deadline := time.Now().Add(time.Minute); first.at() == nil; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("chronos: the leader made no firing within a minute of its election")
+		}
+	}
+	r.startup = first.at().Sub(regStart)
 	if time.Now().After(base) {
 		r.notes = append(r.notes, fmt.Sprintf("chronos: leader ready %v after the first trigger", time.Since(base).Round(time.Millisecond)))
 	}
@@ -93,11 +109,12 @@ func runChronos(ctx context.Context, cfg config, addr string, admin *redis.Clien
 	if now := time.Now(); now.After(from) {
 		from = now
 	}
-	start := waitUntil(ctx, from.Truncate(time.Second).Add(2*time.Second))
 	h1 := heapAfterGC()
 	r.heapPerSched = float64(int64(h1)-int64(h0)) / float64(p.n)
+	g := guard(cfg.fireAhead)
+	start := windowStart(from.Truncate(time.Second).Add(2*time.Second), g)
 
-	w, err := measureWindow(ctx, admin, hook, start.Add(-guard), cfg.window, cfg.profilePath("chronos"))
+	w, err := measureWindow(ctx, admin, hook, start.Add(-g), cfg.window, cfg.profilePath("chronos"))
 	if err != nil {
 		return nil, err
 	}
@@ -109,65 +126,165 @@ func runChronos(ctx context.Context, cfg config, addr string, admin *redis.Clien
 	}
 	stopped = true
 
-	lags, err := streamLags(ctx, admin, start, start.Add(cfg.window))
+	end := start.Add(cfg.window)
+	late, err := waitForwarded(ctx, admin, end, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	r.fires = len(lags)
-	w.fill(r)
+	lags, err := streamLags(ctx, admin, start, end)
+	if err != nil {
+		return nil, err
+	}
+	if len(late) > 0 {
+		r.unforwarded = len(late)
+		r.notes = append(r.notes, fmt.Sprintf("chronos: %d tasks of the window were still in the delayed set 5 s after it; "+
+			"their lag is counted as the time until then (a lower bound)", len(late)))
+		for _, f := range late {
+			if !f.trigger.Before(start) {
+				lags = append(lags, f)
+			}
+		}
+	}
 	r.finishLags(lags)
+	w.fill(r)
 	return r, nil
+}
+
+// probeID is the schedule that times the chronos leader's start-up.
+const probeID = "sb-startup-probe"
+
+// firstFiring is a chronos.Metrics that notes when the start-up probe was
+// fired; every other call costs a string comparison.
+type firstFiring struct {
+	chronos.NoMetrics
+	t atomic.Pointer[time.Time]
+}
+
+func (f *firstFiring) TriggerFired(t chronos.FiredTrigger) {
+	if t.Schedule == probeID && f.t.Load() == nil {
+		now := time.Now()
+		f.t.CompareAndSwap(nil, &now)
+	}
+}
+
+func (f *firstFiring) at() *time.Time { return f.t.Load() }
+
+// chronosKey finds the key of chronos's default queue of the given type
+// ("stream" for the queue, "zset" for its delayed set) by its name's suffix
+// (q:default, delayed:default): the key layout is chronos's storage format
+// (runtime/internal/rdb), which this module cannot import.
+func chronosKey(ctx context.Context, admin *redis.Client, suffix, typ string) (string, error) {
+	keys, err := admin.Keys(ctx, "*"+suffix+chronos.DefaultQueue).Result()
+	if err != nil {
+		return "", fmt.Errorf("chronos: find the %s key: %w", suffix, err)
+	}
+	for _, k := range keys {
+		if t, _ := admin.Type(ctx, k).Result(); t == typ {
+			return k, nil
+		}
+	}
+	return "", nil
+}
+
+// waitForwarded waits, up to limit, until no task of a trigger before end
+// is left in the delayed set: the leader fires triggers ahead into it and
+// the Server's forwarder moves each to the stream at its time, so a task
+// still there has not reached the stream yet. It returns those left when
+// the limit passed, each with its lag so far.
+func waitForwarded(ctx context.Context, admin *redis.Client, end time.Time, limit time.Duration) ([]fireLag, error) {
+	key, err := chronosKey(ctx, admin, "delayed:", "zset")
+	if err != nil || key == "" {
+		return nil, err // nothing was ever delayed
+	}
+	before := strconv.FormatInt(end.UnixMilli()-1, 10)
+	deadline := time.Now().Add(limit)
+	for {
+		n, err := admin.ZCount(ctx, key, "-inf", before).Result()
+		if err != nil {
+			return nil, fmt.Errorf("chronos: read the delayed set: %w", err)
+		}
+		if n == 0 {
+			return nil, nil
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	members, err := admin.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-inf", Max: before}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("chronos: read the delayed set: %w", err)
+	}
+	now := time.Now()
+	var out []fireLag
+	for _, m := range members {
+		trig, err := triggerOf(m)
+		if err != nil {
+			return nil, err
+		}
+		if !trig.IsZero() {
+			out = append(out, fireLag{trigger: trig, lag: now.Sub(trig)})
+		}
+	}
+	return out, nil
+}
+
+// triggerOf reads the trigger time of an encoded chronos task (its
+// "trigger" member, unix ms; zero for a task that is not a trigger's).
+func triggerOf(encoded string) (time.Time, error) {
+	var m struct {
+		Trigger int64 `json:"trigger"`
+	}
+	if err := json.Unmarshal([]byte(encoded), &m); err != nil {
+		return time.Time{}, fmt.Errorf("chronos: decode a task: %w", err)
+	}
+	if m.Trigger == 0 {
+		return time.Time{}, nil
+	}
+	return time.UnixMilli(m.Trigger), nil
 }
 
 // streamLags reads the chronos stream of the default queue and returns,
 // for each task whose trigger time is in [from, to), the stream entry's
-// time minus the trigger time: when Redis appended the task (the entry ID's
-// millisecond part, from Redis's clock on this machine) minus when it was
-// meant to fire. It does not use Task.EnqueuedAt, which the scheduler
-// stamps before it sends a burst's pipeline and so would leave out the
-// time Redis takes to run it.
+// time minus the trigger time: when the task reached the queue (the entry
+// ID's millisecond part, from Redis's clock on this machine: the fire
+// script's XADD, or the forwarder's for a trigger fired ahead) minus when
+// it was meant to fire. It does not use Task.EnqueuedAt, which the
+// scheduler stamps before it sends a burst's pipeline, and before the
+// fire time for a trigger fired ahead.
 //
 // The stream key and the entry's "m" field with its "trigger" member are
 // chronos's storage format (runtime/internal/rdb), which this module cannot
 // import; the key is found by its suffix.
-func streamLags(ctx context.Context, admin *redis.Client, from, to time.Time) ([]time.Duration, error) {
-	keys, err := admin.Keys(ctx, "*q:"+chronos.DefaultQueue).Result()
+func streamLags(ctx context.Context, admin *redis.Client, from, to time.Time) ([]fireLag, error) {
+	key, err := chronosKey(ctx, admin, "q:", "stream")
 	if err != nil {
-		return nil, fmt.Errorf("chronos: find stream: %w", err)
-	}
-	var key string
-	for _, k := range keys {
-		if t, _ := admin.Type(ctx, k).Result(); t == "stream" {
-			key = k
-		}
+		return nil, err
 	}
 	if key == "" {
-		return nil, fmt.Errorf("chronos: no stream for queue %q among %v", chronos.DefaultQueue, keys)
+		return nil, fmt.Errorf("chronos: no stream for queue %q", chronos.DefaultQueue)
 	}
-	var lags []time.Duration
+	var lags []fireLag
 	for next := "-"; ; {
 		xs, err := admin.XRangeN(ctx, key, next, "+", 10_000).Result()
 		if err != nil {
 			return nil, fmt.Errorf("chronos: read stream: %w", err)
 		}
 		for _, x := range xs {
-			var m struct {
-				Trigger int64 `json:"trigger"`
-			}
 			s, _ := x.Values["m"].(string)
-			if err := json.Unmarshal([]byte(s), &m); err != nil {
-				return nil, fmt.Errorf("chronos: decode stream entry %s: %w", x.ID, err)
+			trig, err := triggerOf(s)
+			if err != nil {
+				return nil, fmt.Errorf("chronos: stream entry %s: %w", x.ID, err)
 			}
 			ms, _, _ := strings.Cut(x.ID, "-")
 			at, err := strconv.ParseInt(ms, 10, 64)
 			if err != nil {
 				return nil, fmt.Errorf("chronos: stream entry ID %q: %w", x.ID, err)
 			}
-			trig := time.UnixMilli(m.Trigger)
-			if m.Trigger == 0 || trig.Before(from) || !trig.Before(to) {
+			if trig.IsZero() || trig.Before(from) || !trig.Before(to) {
 				continue
 			}
-			lags = append(lags, time.UnixMilli(at).Sub(trig))
+			lags = append(lags, fireLag{trigger: trig, lag: time.UnixMilli(at).Sub(trig)})
 		}
 		if len(xs) < 10_000 {
 			return lags, nil

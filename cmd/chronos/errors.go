@@ -9,13 +9,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"regexp"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/chronos-go/chronos/internal/errtext"
 	chronos "github.com/chronos-go/chronos/runtime"
 )
 
@@ -45,13 +45,11 @@ func (c *cli) describe(err error) string {
 	return fmt.Sprintf("chronos %s: %s", c.cmd.name, withoutChain(err))
 }
 
-// internalPrefix matches the package prefixes of chronos's own error
-// messages, wherever the wrapping put them.
-var internalPrefix = regexp.MustCompile(`(^|: )(chronos|schedstore|rdb|leader|keyspace): `)
-
-// withoutChain is the message of err without chronos's package prefixes.
+// withoutChain is the message of err without chronos's call chain: its
+// cause, and the schedules or tasks the operations named, without package
+// prefixes and bare operation names (errtext.Clean).
 func withoutChain(err error) string {
-	return internalPrefix.ReplaceAllString(err.Error(), "$1")
+	return errtext.Clean(err.Error())
 }
 
 // explainRedis says what went wrong when err is a failure to reach Redis

@@ -1,6 +1,7 @@
 // Command chronos is the operator CLI of chronos: it lists and inspects the
 // schedules of a namespace, pauses, resumes, triggers and backfills them,
-// names the scheduler leader and the live instances, shows and pauses the
+// retires and deletes the schedules the code no longer declares, names the
+// scheduler leader and the live instances, shows and pauses the
 // queues, lists, requeues and deletes dead tasks, lists run records, and
 // serves the web console. Everything it reads and changes is stored in
 // Redis, so it acts on the whole cluster from any machine that reaches it.
@@ -12,7 +13,7 @@
 //
 // Commands:
 //
-//	schedules                    list every schedule
+//	schedules [-all]             list every schedule in force (-all: retired ones too)
 //	schedule ID                  one schedule, its pending requests, next 5 fire times and last 10 firings
 //	health [-o text|json]        late and failing schedules; exit status 1 if any
 //	pause ID [-job NAME] [-note TEXT] [-until RFC3339|DURATION] [-who NAME]
@@ -20,6 +21,8 @@
 //	trigger ID [-who NAME]       fire once now, outside the trigger
 //	backfill ID -from RFC3339 -to RFC3339 [-max N] [-dry-run] [-who NAME]
 //	clear-overlap ID [-job NAME] forget the runs the overlap policy counts, once known gone
+//	retire ID [-who NAME]        stop a schedule no live instance declares, keeping its state
+//	delete-schedule ID -yes      delete a schedule no live instance declares, with its state and history
 //	leader                       the scheduler leader and its fencing epoch
 //	instances                    the live scheduler instances
 //	queues                       every queue: ready, running, delayed, dead, paused, recent runs

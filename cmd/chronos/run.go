@@ -39,6 +39,7 @@ func commands() []command {
 	cs = append(cs, scheduleCommands()...)
 	cs = append(cs, healthCommands()...)
 	cs = append(cs, controlCommands()...)
+	cs = append(cs, retireCommands()...)
 	cs = append(cs, clusterCommands()...)
 	cs = append(cs, queueCommands()...)
 	cs = append(cs, taskCommands()...)

@@ -19,26 +19,34 @@ const (
 
 func scheduleCommands() []command {
 	return []command{
-		{name: "schedules", synopsis: "", run: runSchedules,
-			summary: "List every schedule: trigger, zone, queue, next fire, last firing and outcome, pause, health, source."},
+		{name: "schedules", synopsis: "[-all]", run: runSchedules,
+			summary: "List every schedule in force (with -all, retired ones too): trigger, zone, queue, next fire, last firing and outcome, pause, health, source."},
 		{name: "schedule", synopsis: "ID", run: runSchedule,
 			summary: fmt.Sprintf("Show one schedule in full, its pending requests, its next %d fire times and its last %d firings.", detailNextFires, detailHistory)},
 	}
 }
 
 func runSchedules(ctx context.Context, c *cli, args []string) error {
-	if _, err := c.parse(c.flagSet("schedules"), args); err != nil {
+	fs := c.flagSet("schedules")
+	all := fs.Bool("all", false, "list retired schedules too (their state is kept until the retirement grace ends)")
+	if _, err := c.parse(fs, args); err != nil {
 		return err
 	}
 	ctx, insp, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
-	list, err := insp.Schedules(ctx)
+	stored, err := insp.Schedules(ctx)
 	if err != nil {
 		return err
 	}
-	if len(list) == 0 {
+	// A retired schedule no longer fires: it is kept as a tombstone so
+	// that a rollback resumes it, and is listed only on request.
+	list := stored
+	if !*all {
+		list = slices.DeleteFunc(slices.Clone(stored), func(s *chronos.ScheduleInfo) bool { return !s.Retired.IsZero() })
+	}
+	if len(stored) == 0 {
 		if err := c.requireNamespace(ctx); err != nil {
 			return err
 		}
@@ -68,7 +76,20 @@ func runSchedules(ctx context.Context, c *cli, args []string) error {
 		t.row(s.ID, triggerText(s), s.TimeZone, queuesText(s), nextText(s), fmtTime(s.LastFired), outcomeText(s),
 			pausedText(s, now), state, s.Source)
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if hidden := len(stored) - len(list); hidden > 0 {
+		fmt.Fprintf(c.stdout, "(%d retired %s not shown; -all lists them)\n", hidden, plural(hidden, "schedule", "schedules"))
+	}
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func runSchedule(ctx context.Context, c *cli, args []string) error {
@@ -159,6 +180,9 @@ func printScheduleDetail(c *cli, s *chronos.ScheduleInfo, next []time.Time, hist
 		field("Last instance", s.LastInstance)
 	}
 	field("Paused", pauseText(s.Paused, now))
+	if !s.Retired.IsZero() {
+		field("Retired", retiredText(s)+"; it does not fire")
+	}
 	field("Declared by", strings.TrimSpace(s.DeclaredBy+" "+s.DeclaredVersion))
 	field("Created", fmtTime(s.Created))
 	if err := t.flush(); err != nil {
@@ -240,6 +264,9 @@ func triggerText(s *chronos.ScheduleInfo) string {
 }
 
 func nextText(s *chronos.ScheduleInfo) string {
+	if !s.Retired.IsZero() {
+		return "retired"
+	}
 	if s.Complete {
 		return "complete"
 	}
@@ -398,6 +425,8 @@ type scheduleView struct {
 	DeclaredBy      string     `json:"declared_by,omitempty"`
 	DeclaredVersion string     `json:"declared_version,omitempty"`
 	Created         time.Time  `json:"created,omitzero"`
+	Retired         time.Time  `json:"retired,omitzero"`
+	RetiredBy       string     `json:"retired_by,omitempty"`
 	// Health is set by "chronos schedules" only.
 	Health *healthView `json:"health,omitempty"`
 }
@@ -466,6 +495,7 @@ func newScheduleView(s *chronos.ScheduleInfo, now time.Time) *scheduleView {
 		Complete: s.Complete, Paused: newPauseView(inForce(s.Paused, now)), EndedPause: newPauseView(ended(s.Paused, now)),
 		Jobs:       []jobView{},
 		DeclaredBy: s.DeclaredBy, DeclaredVersion: s.DeclaredVersion, Created: utc(s.Created),
+		Retired: utc(s.Retired), RetiredBy: s.RetiredBy,
 	}
 	for _, j := range s.Jobs {
 		v.Jobs = append(v.Jobs, jobView{Name: j.Name, Kind: j.Kind, Queue: j.Queue, Paused: newPauseView(inForce(j.Paused, now)),

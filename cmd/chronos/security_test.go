@@ -89,9 +89,13 @@ func runCLI(t *testing.T, svc *acltest.Service, conn []string) {
 		return r.stdout
 	}
 	var list []scheduleView
-	if err := json.Unmarshal([]byte(ok("-json", "schedules")), &list); err != nil || len(list) != 5 {
-		t.Fatalf("schedules -json: %d schedules, %v", len(list), err)
+	if err := json.Unmarshal([]byte(ok("-json", "schedules", "-all")), &list); err != nil || len(list) != 5 {
+		t.Fatalf("schedules -json -all: %d schedules, %v", len(list), err)
 	}
+	if err := json.Unmarshal([]byte(ok("-json", "schedules")), &list); err != nil || len(list) != 4 {
+		t.Fatalf("schedules -json: %d schedules, %v; want the 4 not retired", len(list), err)
+	}
+	ok("retire", acltest.Retired2, "-who", "ops") // retired by the leader already: reads, writes nothing
 	ok("schedules")
 	ok("schedule", acltest.Hourly)
 	ok("health")

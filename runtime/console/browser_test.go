@@ -4,10 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,8 +72,11 @@ func newTab(t *testing.T) context.Context {
 	return ctx
 }
 
-// artifacts is where the test saves its screenshots: $CHRONOS_ARTIFACTS,
-// else a new temporary directory, named in the log.
+// artifacts is where the test saves its screenshots: $CHRONOS_ARTIFACTS
+// (make test sets artifacts/console), else a new temporary directory. When
+// the test ends it writes index.html there, listing the screenshots of
+// this run with the step that took each, and says where on stderr as well
+// as in the log: go test hides the log of a test that passed.
 func artifacts(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("CHRONOS_ARTIFACTS")
@@ -83,8 +88,45 @@ func artifacts(t *testing.T) string {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	t.Logf("screenshots in %s", dir)
+	t.Cleanup(func() {
+		index := filepath.Join(dir, "index.html")
+		if err := os.WriteFile(index, screenshotIndex(t), 0o644); err != nil {
+			t.Errorf("write the screenshot index: %v", err)
+			return
+		}
+		fmt.Fprintf(os.Stderr, "%s: screenshots in %s\n", t.Name(), index)
+	})
 	return dir
+}
+
+// shot is a screenshot the test saved: its file and the step that took it.
+type shot struct{ file, step string }
+
+var (
+	shotsMu sync.Mutex
+	shots   []shot
+)
+
+// screenshotIndex is index.html for the screenshots of this run.
+func screenshotIndex(t *testing.T) []byte {
+	shotsMu.Lock()
+	defer shotsMu.Unlock()
+	outcome := "passed"
+	if t.Failed() {
+		outcome = "failed"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!doctype html>\n<meta charset=utf-8>\n<title>%s</title>\n<h1>%s: %s, %s</h1>\n",
+		html.EscapeString(t.Name()), html.EscapeString(t.Name()), outcome, time.Now().UTC().Format(time.RFC3339))
+	for _, s := range shots {
+		fmt.Fprintf(&b, "<h2>%s</h2>\n<p>%s</p>\n<img src=\"%s\" style=\"max-width:100%%;border:1px solid #ccc\">\n",
+			html.EscapeString(s.file), html.EscapeString(s.step), html.EscapeString(s.file))
+	}
+	return []byte(b.String())
 }
 
 // step runs browser actions under a timeout, failing the test with what
@@ -144,6 +186,9 @@ func screenshot(t *testing.T, ctx context.Context, dir, name string) []byte {
 	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	shotsMu.Lock()
+	shots = append(shots, shot{file: name, step: t.Name()})
+	shotsMu.Unlock()
 	return png
 }
 

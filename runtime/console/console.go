@@ -71,8 +71,8 @@ type Options struct {
 	// Health computes schedule health. Default: the Inspector's
 	// ScheduleHealth (InspectorHealth).
 	Health HealthSource
-	// Retire retires schedules. Default: the Inspector, if it implements
-	// Retirer; otherwise the retire action shows as not available.
+	// Retire retires schedules. Default: the Inspector
+	// (Inspector.RetireSchedule); set it only to wrap or replace it.
 	Retire Retirer
 	// LeaderSince tells when the leader's term began. Default: the
 	// Inspector, if it implements LeaderSincer; otherwise "since" shows as

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/chronos-go/chronos/internal/errtext"
 	chronos "github.com/chronos-go/chronos/runtime"
 )
 
@@ -96,14 +97,10 @@ func isOutage(err error) bool {
 	return false
 }
 
-// cleanMessage is err's text without the package prefixes of its layers.
-func cleanMessage(err error) string {
-	s := err.Error()
-	for _, p := range []string{"chronos: ", "rdb: ", "schedstore: "} {
-		s = strings.ReplaceAll(s, p, "")
-	}
-	return s
-}
+// cleanMessage is err's text without chronos's call chain: its cause, and
+// the schedules or tasks the operations named, without package prefixes
+// and bare operation names (errtext.Clean).
+func cleanMessage(err error) string { return errtext.Clean(err.Error()) }
 
 // renderError writes the error page of err.
 func (c *Console) renderError(w http.ResponseWriter, r *http.Request, err error) {
