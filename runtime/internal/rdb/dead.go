@@ -39,6 +39,41 @@ func (r *RDB) ListDead(ctx context.Context, offset, limit int) ([]*Message, erro
 	return out, nil
 }
 
+// deadPage reads up to limit dead letters of the partition, most recent
+// death first, skipping offset, with their times of death: one round trip
+// for the index, one for the letters. n is how many IDs the index gave,
+// counting those deleted between the two reads, which are left out.
+func (r *RDB) deadPage(ctx context.Context, offset, limit int) (out []DeadLetter, n int, err error) {
+	zs, err := r.C.ZRevRangeWithScores(ctx, r.K.DeadIndex(), int64(offset), int64(offset+limit-1)).Result()
+	if err != nil {
+		return nil, 0, fmt.Errorf("rdb: list dead letters: %w", err)
+	}
+	if len(zs) == 0 {
+		return nil, 0, nil
+	}
+	ids := make([]string, len(zs))
+	for i, z := range zs {
+		ids[i], _ = z.Member.(string)
+	}
+	vals, err := r.C.HMGet(ctx, r.K.Dead(), ids...).Result()
+	if err != nil {
+		return nil, 0, fmt.Errorf("rdb: list dead letters: %w", err)
+	}
+	out = make([]DeadLetter, 0, len(vals))
+	for i, v := range vals {
+		s, ok := v.(string)
+		if !ok {
+			continue // deleted between the two reads
+		}
+		m, err := Decode([]byte(s))
+		if err != nil {
+			return nil, 0, fmt.Errorf("rdb: dead letter %s: %w", ids[i], err)
+		}
+		out = append(out, DeadLetter{Message: m, Partition: r.Part, at: zs[i].Score})
+	}
+	return out, len(zs), nil
+}
+
 // CountDead returns the number of dead letters.
 func (r *RDB) CountDead(ctx context.Context) (int, error) {
 	n, err := r.C.HLen(ctx, r.K.Dead()).Result()

@@ -9,13 +9,25 @@ import "github.com/redis/go-redis/v9"
 var enqueueScript = redis.NewScript(EnqueueFunc + "return " + EnqueueCall(1, 1))
 
 // fetchSrc, run as fetchScript, reads up to ARGV[3] new entries for
-// consumer ARGV[2] of group ARGV[1] from the streams KEYS[2...], whose queue
-// names are ARGV[4...], in order: earlier streams are drained first, which
-// is how queue priority is applied within one fetch. Queues named in the
-// set KEYS[1] are paused and not read. It returns a flat list of (queue
-// index, entry ID, encoded message) triples; a triple with an empty entry ID
-// reports a queue that is paused (message "paused") or has no consumer
-// group (message "").
+// consumer ARGV[2] of group ARGV[1] from the streams KEYS[m+1...], where m
+// is ARGV[4] and KEYS[1...m] are paused sets, in order: earlier streams are
+// drained first, which is how queue priority (and the rotation over
+// partitions) is applied within one fetch. Stream i's queue name is
+// ARGV[3+2i] and ARGV[4+2i] is the index in KEYS of the paused set that
+// says whether that queue is paused in the stream's partition; a paused
+// queue's stream is not read. Every stream's pause is reported, also those
+// after the count was reached, so that a fetcher knows which streams it
+// may block on (on a cluster it asks every partition, for a count of 0
+// when it has fewer free slots than partitions). It returns a flat list of (stream index,
+// entry ID, encoded message) triples; a triple with an empty entry ID
+// reports a stream whose queue is paused (message "paused") or that has no
+// consumer group (message "").
+//
+// On Redis Cluster a call holds the streams and the paused set of one
+// partition (one slot). On a single server one call may hold every
+// partition's streams and paused sets (fetch.go's Store.Fetch): slots do
+// not matter there, and one call per round is what keeps a partitioned
+// namespace as cheap as a single-tag one.
 //
 // Redis does not roll a script back when it fails, so a missing group must
 // not raise an error: entries already read from earlier streams in this
@@ -24,24 +36,24 @@ var enqueueScript = redis.NewScript(EnqueueFunc + "return " + EnqueueCall(1, 1))
 // skips such a stream instead.
 const fetchSrc = `
 local n = tonumber(ARGV[3])
+local m = tonumber(ARGV[4])
 local out = {}
-for i = 2, #KEYS do
-  if n <= 0 then break end
-  local key = KEYS[i]
-  if redis.call('SISMEMBER', KEYS[1], ARGV[i + 2]) == 1 then
-    out[#out+1] = i - 1
+for i = 1, #KEYS - m do
+  local key = KEYS[m + i]
+  if redis.call('SISMEMBER', KEYS[tonumber(ARGV[4 + 2 * i])], ARGV[3 + 2 * i]) == 1 then
+    out[#out+1] = i
     out[#out+1] = ''
     out[#out+1] = 'paused'
-  else
+  elseif n > 0 then
     local res = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', n, 'STREAMS', key, '>')
     if type(res) == 'table' and res.err then
       if not string.find(res.err, 'NOGROUP') then return redis.error_reply(res.err) end
-      out[#out+1] = i - 1
+      out[#out+1] = i
       out[#out+1] = ''
       out[#out+1] = ''
     elseif res then
       for _, e in ipairs(res[1][2]) do
-        out[#out+1] = i - 1
+        out[#out+1] = i
         out[#out+1] = e[1]
         out[#out+1] = (e[2] and e[2][2]) or ''
         n = n - 1
