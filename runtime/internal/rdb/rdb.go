@@ -124,27 +124,33 @@ type partStream struct {
 }
 
 // fetchCall is the keys and arguments of one fetch script call that reads
-// streams in order (see fetchSrc): the paused set of each partition among
-// them, then the streams.
+// streams in order (see fetchSrc): the paused sets, then the streams. The
+// streams of one queue must be consecutive; when there are several of a
+// queue (the shares of several partitions), every queue has the same
+// partitions, in the same order, and their paused sets come first.
 func fetchCall(consumer string, streams []partStream, n int) ([]string, []any) {
-	keys := make([]string, 0, len(streams)+4)
-	var seen []*RDB // the partitions whose paused set is in keys, in order
-	idx := make([]int, len(streams))
-	for i, st := range streams {
-		k := slices.Index(seen, st.r)
-		if k < 0 {
-			seen = append(seen, st.r)
-			keys = append(keys, st.r.K.paused)
-			k = len(seen) - 1
+	k := 1 // streams per queue
+	for k < len(streams) && streams[k].queue == streams[0].queue {
+		k++
+	}
+	var keys []string
+	if k == 1 {
+		keys = make([]string, 1, len(streams)+1)
+		keys[0] = streams[0].r.K.paused
+	} else {
+		keys = make([]string, k, len(streams)+k)
+		for t := range k {
+			keys[t] = streams[t].r.K.paused
 		}
-		idx[i] = k + 1
 	}
 	m := len(keys)
-	args := make([]any, 4, 4+2*len(streams))
+	args := make([]any, 4, 4+2*len(streams)/k)
 	args[0], args[1], args[2], args[3] = Group, consumer, n, m
 	for i, st := range streams {
 		keys = append(keys, st.r.keysOf(st.queue).stream)
-		args = append(args, st.queue, idx[i])
+		if i%k == 0 {
+			args = append(args, st.queue, k)
+		}
 	}
 	return keys, args
 }

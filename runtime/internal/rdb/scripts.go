@@ -10,56 +10,116 @@ var enqueueScript = redis.NewScript(EnqueueFunc + "return " + EnqueueCall(1, 1))
 
 // fetchSrc, run as fetchScript, reads up to ARGV[3] new entries for
 // consumer ARGV[2] of group ARGV[1] from the streams KEYS[m+1...], where m
-// is ARGV[4] and KEYS[1...m] are paused sets, in order: earlier streams are
-// drained first, which is how queue priority (and the rotation over
-// partitions) is applied within one fetch. Stream i's queue name is
-// ARGV[3+2i] and ARGV[4+2i] is the index in KEYS of the paused set that
-// says whether that queue is paused in the stream's partition; a paused
-// queue's stream is not read. Every stream's pause is reported, also those
-// after the count was reached, so that a fetcher knows which streams it
-// may block on (on a cluster it asks every partition, for a count of 0
-// when it has fewer free slots than partitions). It returns a flat list of (stream index,
-// entry ID, encoded message) triples; a triple with an empty entry ID
-// reports a stream whose queue is paused (message "paused") or that has no
-// consumer group (message "").
+// is ARGV[4] and KEYS[1...m] are paused sets. The streams come in blocks,
+// one per queue: ARGV[5+2b] is the queue name of block b (from 0) and
+// ARGV[6+2b] its number of streams, the queue's shares in as many
+// partitions (Store.Fetch off a cluster). With m = 1 the one paused set
+// is that of every stream; otherwise each block's streams have the paused
+// sets KEYS[1...m] in order. A paused queue's stream is not read.
+//
+// Queues are read in order: earlier queues are drained first, which is how
+// queue priority is applied within one fetch. Of one queue's unpaused
+// streams, the first (the caller rotates the order of the partitions every
+// round) is read first, for the whole count; if that leaves some, the
+// others are read with one XREADGROUP that asks each for an even share of
+// what is left, then one by one in order for what the full ones may still
+// hold (one by one from the start when less is left than there are
+// streams). Reading the first stream alone keeps the tasks of a round, and
+// so the acknowledgements of a finish batch, in few streams when queues
+// are long; one command for the others keeps an empty round cheap, since
+// each command a script sends costs Redis more than reading an empty
+// stream does. The paused sets are looked at one by one only when one of
+// them exists.
+//
+// It returns a flat list of (stream index, entry ID, encoded message)
+// triples; a triple with an empty entry ID reports a stream whose queue is
+// paused (message "paused") or that has no consumer group (message "").
+// When the count is 0 nothing is read and every stream's pause is reported
+// (a fetcher on a cluster with fewer free slots than partitions asks so,
+// to know which streams it may block on); otherwise the reading stops once
+// the count is reached, and pauses are reported for the queues looked at.
 //
 // On Redis Cluster a call holds the streams and the paused set of one
 // partition (one slot). On a single server one call may hold every
-// partition's streams and paused sets (fetch.go's Store.Fetch): slots do
-// not matter there, and one call per round is what keeps a partitioned
-// namespace as cheap as a single-tag one.
+// partition's streams and paused sets: slots do not matter there.
 //
 // Redis does not roll a script back when it fails, so a missing group must
 // not raise an error: entries already read from earlier streams in this
 // call would stay pending for this consumer with their reply lost, and wait
-// a whole visibility timeout for recovery. The read uses redis.pcall and
-// skips such a stream instead.
+// a whole visibility timeout for recovery. The reads use redis.pcall and
+// skip such a stream instead.
 const fetchSrc = `
 local n = tonumber(ARGV[3])
 local m = tonumber(ARGV[4])
+local pausesOnly = n <= 0
+local anyPaused = redis.call('EXISTS', unpack(KEYS, 1, m)) > 0
 local out = {}
-for i = 1, #KEYS - m do
+local function add(i, entries)
+  for _, e in ipairs(entries) do
+    out[#out+1] = i
+    out[#out+1] = e[1]
+    out[#out+1] = (e[2] and e[2][2]) or ''
+  end
+  n = n - #entries
+end
+-- readOne reads what it can of stream i; it returns an error reply other
+-- than NOGROUP, which it reports.
+local function readOne(i)
   local key = KEYS[m + i]
-  if redis.call('SISMEMBER', KEYS[tonumber(ARGV[4 + 2 * i])], ARGV[3 + 2 * i]) == 1 then
+  local res = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', n, 'STREAMS', key, '>')
+  if type(res) == 'table' and res.err then
+    if not string.find(res.err, 'NOGROUP') then return res end
     out[#out+1] = i
     out[#out+1] = ''
-    out[#out+1] = 'paused'
-  elseif n > 0 then
-    local res = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', n, 'STREAMS', key, '>')
-    if type(res) == 'table' and res.err then
-      if not string.find(res.err, 'NOGROUP') then return redis.error_reply(res.err) end
+    out[#out+1] = ''
+  elseif res then
+    add(i, res[1][2])
+  end
+end
+local first = 1
+for b = 0, (#ARGV - 6) / 2 do
+  if n <= 0 and not pausesOnly then break end
+  local queue, k = ARGV[5 + 2 * b], tonumber(ARGV[6 + 2 * b])
+  local open = {}
+  for t = 1, k do
+    local i = first + t - 1
+    if anyPaused and redis.call('SISMEMBER', KEYS[math.min(t, m)], queue) == 1 then
       out[#out+1] = i
       out[#out+1] = ''
-      out[#out+1] = ''
-    elseif res then
-      for _, e in ipairs(res[1][2]) do
-        out[#out+1] = i
-        out[#out+1] = e[1]
-        out[#out+1] = (e[2] and e[2][2]) or ''
-        n = n - 1
-      end
+      out[#out+1] = 'paused'
+    else
+      open[#open+1] = i
     end
   end
+  if n > 0 and #open > 0 then
+    local err = readOne(open[1])
+    if err then return redis.error_reply(err.err) end
+    local rest = {}
+    for x = 2, #open do rest[#rest+1] = open[x] end
+    if n > 0 and #rest > 1 and n >= #rest then
+      local share = math.floor(n / #rest)
+      local cmd = {'XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', share, 'STREAMS'}
+      for y = 1, #rest do cmd[7 + y] = KEYS[m + rest[y]] end
+      for y = 1, #rest do cmd[7 + #rest + y] = '>' end
+      local res = redis.pcall(unpack(cmd))
+      if not (type(res) == 'table' and res.err) then -- else a group is missing: one by one
+        local full = {}
+        local y = 1
+        for _, st in ipairs(res or {}) do
+          while KEYS[m + rest[y]] ~= st[1] do y = y + 1 end
+          add(rest[y], st[2])
+          if #st[2] == share then full[#full+1] = rest[y] end
+        end
+        rest = full
+      end
+    end
+    for _, i in ipairs(rest) do
+      if n <= 0 then break end
+      err = readOne(i)
+      if err then return redis.error_reply(err.err) end
+    end
+  end
+  first = first + k
 end
 return out
 `
