@@ -269,6 +269,7 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 		return fmt.Errorf("chronos: start server: %w", err)
 	}
 	s.queue = st
+	st.Warn = func(msg string, err error) { s.log.Warn("chronos: "+msg, "error", err) }
 	if err := s.ensureGroups(ctx); err != nil {
 		return fmt.Errorf("chronos: start server: %w", err)
 	}

@@ -306,13 +306,6 @@ func (s *Server) finish(d *delivery, r *run) bool {
 	if f.RunsCap > 0 && r.m.Kind != "" && s.runs.keep(r, s.now()) {
 		f.Run = runRecord(r)
 	}
-	if r.outcome == rdb.Dead {
-		// The finish script caps the dead letters of the task's partition;
-		// the namespace's cap spans partitions, so room is made first.
-		if err := s.queue.MakeRoomForDead(s.bgCtx, s.cfg.DeadRetention); err != nil {
-			s.log.Warn("chronos: drop the oldest dead letters", "error", err)
-		}
-	}
 	deadline := s.now().Add(s.cfg.VisibilityTimeout)
 	delay := 50 * time.Millisecond
 	for {

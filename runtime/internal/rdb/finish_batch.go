@@ -118,6 +118,16 @@ func (s *Store) finishBatch(ctx context.Context, batch []*finishReq) {
 		req.res, req.err = s.Finish(ctx, req.consumer, req.f)
 		return
 	}
+	deaths, max := 0, 0
+	for _, req := range batch {
+		if req.f.Outcome == Dead {
+			deaths++
+			max = req.f.DeadCap
+		}
+	}
+	if deaths > 0 {
+		defer s.deadRoom(ctx, deaths, max)()
+	}
 	if s.combined() {
 		call := s.finishCall(batch)
 		runScripts(ctx, s.C, []*scriptCall{call})

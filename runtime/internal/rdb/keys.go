@@ -93,6 +93,12 @@ func (k Keys) Paused() string { return k.paused }
 // due earlier than they planned.
 func (k Keys) Wake() string { return k.wake }
 
+// DeadLock is, under the control prefix of a partitioned namespace
+// (NewKeys of the namespace), the lock that makes the writes of dead
+// letters one at a time, so that the namespace-wide cap holds exactly
+// (Store.TrimDead).
+func (k Keys) DeadLock() string { return k.prefix + "dead:lock" }
+
 // OverlapActive is the set of queued or running tasks under marker.
 func (k Keys) OverlapActive(marker string) string { return k.prefix + "overlap:" + marker }
 

@@ -34,7 +34,7 @@ func TestEveryKeyOfANamespaceSharesItsHashTag(t *testing.T) {
 // string with "..", and every redis.call must take its key from KEYS or from
 // a function parameter that receives one.
 func TestScriptsNeverBuildKeyNames(t *testing.T) {
-	for _, name := range []string{"enqueue", "fetch", "finish", "finishMany", "forward", "reclaim", "lease", "requeueDead", "deleteDead", "pruneConsumers"} {
+	for _, name := range []string{"enqueue", "fetch", "finish", "finishMany", "forward", "reclaim", "lease", "requeueDead", "deleteDead", "trimDead", "oldestDead", "releaseLock", "pruneConsumers"} {
 		src := source(name)
 		if strings.Contains(src, "..") {
 			t.Errorf("script %s concatenates strings", name)
@@ -88,6 +88,12 @@ func source(name string) string {
 		return requeueDeadSrc
 	case "pruneConsumers":
 		return pruneConsumersSrc
+	case "trimDead":
+		return trimDeadSrc
+	case "oldestDead":
+		return oldestDeadSrc
+	case "releaseLock":
+		return releaseLockSrc
 	default:
 		return deleteDeadSrc
 	}

@@ -340,6 +340,41 @@ return redis.call('HDEL', KEYS[1], ARGV[1])
 
 var deleteDeadScript = redis.NewScript(deleteDeadSrc)
 
+// trimDeadSrc, run as trimDeadScript, drops from the dead letters KEYS[1]
+// and their index KEYS[2] the oldest ones, at most ARGV[2], that died at
+// or before ARGV[1] (an index score): a partition's share of the
+// namespace-wide trim (Store.TrimDead). Bounded by a time, not only a
+// count, two trims of one state drop the same letters. It returns how
+// many it dropped.
+const trimDeadSrc = `
+local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+if #old == 0 then return 0 end
+redis.call('ZREMRANGEBYRANK', KEYS[2], 0, #old - 1)
+redis.call('HDEL', KEYS[1], unpack(old))
+return #old
+`
+
+var trimDeadScript = redis.NewScript(trimDeadSrc)
+
+// oldestDeadSrc, run as oldestDeadScript, returns the number of dead
+// letters in the index KEYS[1] and its ARGV[1] oldest (ID, score pairs),
+// read at one moment (Store.TrimDead).
+const oldestDeadSrc = `
+return {redis.call('ZCARD', KEYS[1]), redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES')}
+`
+
+var oldestDeadScript = redis.NewScript(oldestDeadSrc)
+
+// releaseLockSrc, run as releaseLockScript, deletes the lock KEYS[1] if it
+// still holds the token ARGV[1]: a holder whose lock expired does not
+// release the next holder's.
+const releaseLockSrc = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`
+
+var releaseLockScript = redis.NewScript(releaseLockSrc)
+
 // pruneConsumersSrc, run as pruneConsumersScript, deletes from group ARGV[1]
 // of stream KEYS[1] every consumer other than ARGV[3] that holds no pending
 // entries and has not been seen for ARGV[2] ms: the names left behind by

@@ -3,9 +3,12 @@ package rdb
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,8 +36,12 @@ type Store struct {
 	C      redis.UniversalClient
 	Layout keyspace.Layout
 	Parts  []*RDB // by partition index
+	// Warn, if set, hears of failures of work done on the side of an
+	// operation that succeeded (the namespace-wide trim of dead letters).
+	Warn func(msg string, err error)
 
 	cluster bool
+	control Keys // the namespace's control keys
 }
 
 // NewStore returns the Store of layout l over c.
@@ -44,7 +51,7 @@ func NewStore(c redis.UniversalClient, l keyspace.Layout) *Store {
 		parts[p] = NewPart(c, l.Partition(p), p)
 	}
 	_, cluster := c.(*redis.ClusterClient)
-	return &Store{C: c, Layout: l, Parts: parts, cluster: cluster}
+	return &Store{C: c, Layout: l, Parts: parts, cluster: cluster, control: NewKeys(l.Namespace())}
 }
 
 // Cluster reports whether the client is a Redis Cluster client, on which
@@ -226,9 +233,65 @@ func (s *Store) Fetch(ctx context.Context, consumer string, queues []string, sta
 const clusterShare = 8
 
 // Finish ends a delivery in one round trip, in its partition, if consumer
-// still holds it.
+// still holds it. A dead letter of a partitioned namespace is written
+// under the namespace's dead-letter lock, after making room for it
+// (deadRoom).
 func (s *Store) Finish(ctx context.Context, consumer string, f *Finish) (FinishResult, error) {
+	if f.Outcome == Dead {
+		defer s.deadRoom(ctx, 1, f.DeadCap)()
+	}
 	return s.Parts[f.Partition].Finish(ctx, consumer, f)
+}
+
+// deadLockTTL bounds how long a writer of dead letters holds the lock, and
+// so how long a crashed one blocks the others.
+const deadLockTTL = 2 * time.Second
+
+// deadRoom makes room for n dead letters of a partitioned namespace under
+// a cap of max (TrimDead), holding the namespace's dead-letter lock, which
+// the returned function releases once the letters are written. One writer
+// at a time is what makes the cap exact: a trim then sees every letter
+// written before it, and no other is written until its own. A writer that
+// cannot take the lock within deadLockTTL (its holder died) goes on
+// without it. With one partition it does nothing: the finish script's own
+// trim is exact. The lock costs two round trips per batch of outcomes
+// holding deaths; a flood of deaths is written a batch at a time.
+func (s *Store) deadRoom(ctx context.Context, n, max int) (release func()) {
+	if len(s.Parts) == 1 || max <= 0 {
+		return func() {}
+	}
+	key := s.control.DeadLock()
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	held := false
+	for wait, deadline := time.Millisecond, time.Now().Add(deadLockTTL); ; wait = min(2*wait, 20*time.Millisecond) {
+		ok, err := s.C.SetNX(ctx, key, token, deadLockTTL).Result()
+		if err != nil {
+			s.warn("take the dead-letter lock; writing without it", err)
+			break
+		}
+		if held = ok; ok || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(wait)
+	}
+	if err := s.TrimDead(ctx, max, n); err != nil {
+		s.warn("drop the oldest dead letters", err)
+	}
+	return func() {
+		if held {
+			if err := releaseLockScript.Run(ctx, s.C, []string{key}, token).Err(); err != nil {
+				s.warn("release the dead-letter lock", err)
+			}
+		}
+	}
+}
+
+func (s *Store) warn(msg string, err error) {
+	if s.Warn != nil {
+		s.Warn(msg, err)
+	}
 }
 
 // ForwardReq asks Forward to move the due tasks of one queue's delayed set
@@ -470,69 +533,88 @@ func (s *Store) AppendRun(ctx context.Context, kind string, rec *RunRecord, keep
 	return s.Parts[p].AppendRun(ctx, kind, rec, keep)
 }
 
-// MakeRoomForDead drops the oldest dead letters of the namespace, over
-// every partition, until fewer than max are left (at most 100 per call),
-// so that the one about to be added keeps the namespace within max. The
-// finish script trims only its own partition's dead letters, to max as
-// well; with one partition that is exact and this does nothing. Two
-// servers that make room at once may each drop the same letter and leave
-// one more than max for a moment; the next death trims it. It costs one
-// round trip, and two more when the namespace is full.
-func (s *Store) MakeRoomForDead(ctx context.Context, max int) error {
+// TrimDead drops the oldest dead letters of the namespace, over every
+// partition, until at most max − room are left (at most 100 per call):
+// the namespace-wide cap of DeadRetention, which a partition's finish
+// script cannot keep alone, since it sees only its own partition's dead
+// letters. Writers of dead letters call it, under the dead-letter lock,
+// with room for what they are about to write (deadRoom). With one
+// partition it does nothing: the finish script's own trim is exact.
+//
+// Each partition's count and oldest letters are read together (one
+// script per partition, all in one pipeline), and
+// each partition drops its oldest letters up to the newest of its victims
+// (trimDeadScript). So a trim that runs while another drops letters sees,
+// in each partition, either all of that partition's share of them or none,
+// and picks its victims among the other's: concurrent trims never drop
+// more than one alone would. It costs one round trip, and one more when
+// there is something to drop.
+func (s *Store) TrimDead(ctx context.Context, max, room int) error {
 	if len(s.Parts) == 1 {
 		return nil
 	}
-	cards := make([]*redis.IntCmd, len(s.Parts))
-	_, err := s.C.Pipelined(ctx, func(p redis.Pipeliner) error {
+	for look := 4; ; look = 100 {
+		calls := make([]*scriptCall, len(s.Parts))
 		for i, r := range s.Parts {
-			cards[i] = p.ZCard(ctx, r.K.DeadIndex())
+			calls[i] = &scriptCall{script: oldestDeadScript, keys: []string{r.K.DeadIndex()}, args: []any{look}}
+		}
+		runScripts(ctx, s.C, calls)
+		type letter struct {
+			part int
+			at   float64
+		}
+		var (
+			all   []letter
+			total int64
+		)
+		for p, c := range calls {
+			res, err := c.cmd.Slice()
+			if err == nil && len(res) != 2 {
+				err = fmt.Errorf("unexpected reply %v", res)
+			}
+			if err != nil {
+				return fmt.Errorf("rdb: oldest dead letters: %w", err)
+			}
+			n, _ := res[0].(int64)
+			total += n
+			zs, _ := res[1].([]any)
+			for i := 1; i < len(zs); i += 2 {
+				sc, _ := zs[i].(string)
+				at, err := strconv.ParseFloat(sc, 64)
+				if err != nil {
+					return fmt.Errorf("rdb: oldest dead letters: bad score %q", sc)
+				}
+				all = append(all, letter{p, at})
+			}
+		}
+		over := min(int(total)-max+room, 100)
+		if over <= 0 {
+			return nil
+		}
+		slices.SortFunc(all, func(a, b letter) int { return cmp.Compare(a.at, b.at) })
+		count := make([]int, len(s.Parts))
+		upTo := make([]float64, len(s.Parts))
+		for _, l := range all[:min(over, len(all))] {
+			count[l.part]++
+			upTo[l.part] = l.at
+		}
+		if slices.Contains(count, look) && look < 100 {
+			continue // a partition may hold more of the victims than were read
+		}
+		var trims []*scriptCall
+		for p, n := range count {
+			if n > 0 {
+				r := s.Parts[p]
+				trims = append(trims, &scriptCall{script: trimDeadScript, keys: []string{r.K.Dead(), r.K.DeadIndex()},
+					args: []any{strconv.FormatFloat(upTo[p], 'f', -1, 64), n}})
+			}
+		}
+		runScripts(ctx, s.C, trims)
+		for _, c := range trims {
+			if err := c.cmd.Err(); err != nil {
+				return fmt.Errorf("rdb: drop the oldest dead letters: %w", err)
+			}
 		}
 		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("rdb: count dead letters: %w", err)
 	}
-	total := int64(0)
-	for _, c := range cards {
-		total += c.Val()
-	}
-	over := min(int(total)-max+1, 100)
-	if over <= 0 {
-		return nil
-	}
-	oldest := make([]*redis.ZSliceCmd, len(s.Parts))
-	_, err = s.C.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, r := range s.Parts {
-			oldest[i] = p.ZRangeWithScores(ctx, r.K.DeadIndex(), 0, int64(over-1))
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("rdb: oldest dead letters: %w", err)
-	}
-	type letter struct {
-		part int
-		id   string
-		at   float64
-	}
-	var all []letter
-	for p, c := range oldest {
-		for _, z := range c.Val() {
-			id, _ := z.Member.(string)
-			all = append(all, letter{p, id, z.Score})
-		}
-	}
-	slices.SortFunc(all, func(a, b letter) int { return cmp.Compare(a.at, b.at) })
-	calls := make([]*scriptCall, 0, over)
-	for _, l := range all[:min(over, len(all))] {
-		r := s.Parts[l.part]
-		calls = append(calls, &scriptCall{script: deleteDeadScript, keys: []string{r.K.Dead(), r.K.DeadIndex()}, args: []any{l.id}})
-	}
-	runScripts(ctx, s.C, calls)
-	for _, c := range calls {
-		if err := c.cmd.Err(); err != nil {
-			return fmt.Errorf("rdb: drop the oldest dead letters: %w", err)
-		}
-	}
-	return nil
 }
