@@ -3,7 +3,6 @@ package rdb
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,19 +12,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// This file holds the read-only operations that browse a namespace: find
-// its queues and kinds, page through streams and delayed sets, and count
-// dead letters by queue. Operators' tools (the Inspector, the console) use
-// them; no worker path does.
+// This file holds the read-only operations that browse one partition: page
+// through its streams and delayed sets, find a delayed task, count dead
+// letters by queue; store_browse.go combines them over every partition.
+// Operators' tools (the Inspector, the console) use them; no worker path
+// does.
 
-// ScanKeys returns up to limit keys matching pattern, read with SCAN (on
+// scanKeys returns up to limit keys matching pattern, read with SCAN (on
 // every primary of a Redis Cluster), so Redis is never blocked by a KEYS.
 // The order is unspecified and a key may be missing if it was created
 // during the scan.
-func (r *RDB) ScanKeys(ctx context.Context, pattern string, limit int) ([]string, error) {
-	return scanKeys(ctx, r.C, pattern, limit)
-}
-
 func scanKeys(ctx context.Context, c redis.UniversalClient, pattern string, limit int) ([]string, error) {
 	var (
 		mu  sync.Mutex
@@ -172,41 +168,4 @@ func (r *RDB) deadCountsByQueue(ctx context.Context, out map[string]int) error {
 		}
 		cursor = next
 	}
-}
-
-// RunsRange returns up to count run records of kind from start to end, in
-// XRANGE syntax, oldest first.
-func (r *RDB) RunsRange(ctx context.Context, kind, start, end string, count int) ([]RunRecord, error) {
-	msgs, err := r.C.XRangeN(ctx, r.keysOf(kind).runs, start, end, int64(count)).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("rdb: read runs of %q: %w", kind, err)
-	}
-	out := make([]RunRecord, len(msgs))
-	for i, m := range msgs {
-		out[i] = decodeRunRecord(m.Values)
-	}
-	return out, nil
-}
-
-// RunsSince returns, for each of kinds, up to count run records written
-// at or after since, oldest first, in one pipeline.
-func (r *RDB) RunsSince(ctx context.Context, kinds []string, since time.Time, count int) (map[string][]RunRecord, error) {
-	start := strconv.FormatInt(since.UnixMilli(), 10)
-	cmds := make([]*redis.XMessageSliceCmd, len(kinds))
-	_, err := r.C.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, k := range kinds {
-			cmds[i] = p.XRangeN(ctx, r.keysOf(k).runs, start, "+", int64(count))
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("rdb: read recent runs: %w", err)
-	}
-	out := make(map[string][]RunRecord, len(kinds))
-	for i, k := range kinds {
-		for _, m := range cmds[i].Val() {
-			out[k] = append(out[k], decodeRunRecord(m.Values))
-		}
-	}
-	return out, nil
 }

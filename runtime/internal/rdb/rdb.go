@@ -202,41 +202,6 @@ func (r *RDB) SetPaused(ctx context.Context, queue string, paused bool) error {
 	return nil
 }
 
-// BlockFetch waits up to block for new entries on any of queues and returns
-// up to n of each queue that has some. It returns no entries and no error
-// when block passes without any.
-// It runs on c, which is r.C or a dedicated connection (see Blocker).
-func (r *RDB) BlockFetch(ctx context.Context, c redis.Cmdable, consumer string, queues []string, n int, block time.Duration) ([]Entry, error) {
-	streams := make([]string, 0, 2*len(queues))
-	for _, q := range queues {
-		streams = append(streams, r.K.Stream(q))
-	}
-	for range queues {
-		streams = append(streams, ">")
-	}
-	if block < time.Millisecond {
-		block = time.Millisecond
-	}
-	res, err := c.XReadGroup(ctx, &redis.XReadGroupArgs{
-		Group: Group, Consumer: consumer, Streams: streams, Count: int64(n), Block: block,
-	}).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("rdb: blocking fetch: %w", err)
-	}
-	var out []Entry
-	for _, s := range res {
-		q := s.Stream[len(r.K.Stream("")):]
-		for _, m := range s.Messages {
-			msg, _ := m.Values["m"].(string)
-			out = append(out, Entry{Partition: r.Part, Queue: q, ID: m.ID, Msg: msg})
-		}
-	}
-	return out, nil
-}
-
 // Outcome is how a delivery ended.
 type Outcome string
 
@@ -401,24 +366,6 @@ func leaseCall(r *RDB, queue, consumer string, ids []string, idle time.Duration)
 		args = append(args, id)
 	}
 	return []string{r.keysOf(queue).stream}, args
-}
-
-// LeaveGroup deletes consumer from the group of queue if it holds no
-// pending entries there.
-func (r *RDB) LeaveGroup(ctx context.Context, queue, consumer string) error {
-	pend, err := r.C.XPendingExt(ctx, &redis.XPendingExtArgs{
-		Stream: r.K.Stream(queue), Group: Group, Start: "-", End: "+", Count: 1, Consumer: consumer,
-	}).Result()
-	if err != nil {
-		return fmt.Errorf("rdb: pending entries of %s in %q: %w", consumer, queue, err)
-	}
-	if len(pend) > 0 {
-		return nil
-	}
-	if err := r.C.XGroupDelConsumer(ctx, r.K.Stream(queue), Group, consumer).Err(); err != nil {
-		return fmt.Errorf("rdb: delete consumer %s of %q: %w", consumer, queue, err)
-	}
-	return nil
 }
 
 // PruneConsumers deletes the consumers of queue's group, other than self,

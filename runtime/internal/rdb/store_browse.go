@@ -527,6 +527,16 @@ func (s *Store) ClearOverlap(ctx context.Context, marker string) error {
 	return nil
 }
 
+// RunPage is one read of the run records of a kind: newest first, with
+// where a read of older ones goes on.
+type RunPage struct {
+	Records []RunRecord
+	// More reports that the read stopped at its count, so older records
+	// may exist; Cursor then continues below the oldest record read.
+	More   bool
+	Cursor string
+}
+
 // runEntry is a run record with its place in the merged order: newest
 // first by entry ID, then by partition, higher first.
 type runEntry struct {
