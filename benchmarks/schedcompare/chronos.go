@@ -119,59 +119,62 @@ func runChronos(ctx context.Context, cfg config, addr string, admin *redis.Clien
 	return r, nil
 }
 
-// streamLags reads the chronos stream of the default queue and returns,
-// for each task whose trigger time is in [from, to), the stream entry's
-// time minus the trigger time: when Redis appended the task (the entry ID's
-// millisecond part, from Redis's clock on this machine) minus when it was
-// meant to fire. It does not use Task.EnqueuedAt, which the scheduler
-// stamps before it sends a burst's pipeline and so would leave out the
-// time Redis takes to run it.
+// streamLags reads the chronos streams of the default queue, one per
+// partition of the namespace, and returns, for each task whose trigger
+// time is in [from, to), the stream entry's time minus the trigger time:
+// when Redis appended the task (the entry ID's millisecond part, from
+// Redis's clock on this machine) minus when it was meant to fire. It does
+// not use Task.EnqueuedAt, which the scheduler stamps before it sends a
+// burst's pipeline and so would leave out the time Redis takes to run it.
 //
-// The stream key and the entry's "m" field with its "trigger" member are
+// The stream keys and the entry's "m" field with its "trigger" member are
 // chronos's storage format (runtime/internal/rdb), which this module cannot
-// import; the key is found by its suffix.
+// import; the keys are found by their suffix.
 func streamLags(ctx context.Context, admin *redis.Client, from, to time.Time) ([]time.Duration, error) {
 	keys, err := admin.Keys(ctx, "*q:"+chronos.DefaultQueue).Result()
 	if err != nil {
-		return nil, fmt.Errorf("chronos: find stream: %w", err)
+		return nil, fmt.Errorf("chronos: find streams: %w", err)
 	}
-	var key string
+	var streams []string
 	for _, k := range keys {
 		if t, _ := admin.Type(ctx, k).Result(); t == "stream" {
-			key = k
+			streams = append(streams, k)
 		}
 	}
-	if key == "" {
+	if len(streams) == 0 {
 		return nil, fmt.Errorf("chronos: no stream for queue %q among %v", chronos.DefaultQueue, keys)
 	}
 	var lags []time.Duration
-	for next := "-"; ; {
-		xs, err := admin.XRangeN(ctx, key, next, "+", 10_000).Result()
-		if err != nil {
-			return nil, fmt.Errorf("chronos: read stream: %w", err)
-		}
-		for _, x := range xs {
-			var m struct {
-				Trigger int64 `json:"trigger"`
-			}
-			s, _ := x.Values["m"].(string)
-			if err := json.Unmarshal([]byte(s), &m); err != nil {
-				return nil, fmt.Errorf("chronos: decode stream entry %s: %w", x.ID, err)
-			}
-			ms, _, _ := strings.Cut(x.ID, "-")
-			at, err := strconv.ParseInt(ms, 10, 64)
+	for _, key := range streams {
+		for next := "-"; ; {
+			xs, err := admin.XRangeN(ctx, key, next, "+", 10_000).Result()
 			if err != nil {
-				return nil, fmt.Errorf("chronos: stream entry ID %q: %w", x.ID, err)
+				return nil, fmt.Errorf("chronos: read stream %s: %w", key, err)
 			}
-			trig := time.UnixMilli(m.Trigger)
-			if m.Trigger == 0 || trig.Before(from) || !trig.Before(to) {
-				continue
+			for _, x := range xs {
+				var m struct {
+					Trigger int64 `json:"trigger"`
+				}
+				s, _ := x.Values["m"].(string)
+				if err := json.Unmarshal([]byte(s), &m); err != nil {
+					return nil, fmt.Errorf("chronos: decode stream entry %s: %w", x.ID, err)
+				}
+				ms, _, _ := strings.Cut(x.ID, "-")
+				at, err := strconv.ParseInt(ms, 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("chronos: stream entry ID %q: %w", x.ID, err)
+				}
+				trig := time.UnixMilli(m.Trigger)
+				if m.Trigger == 0 || trig.Before(from) || !trig.Before(to) {
+					continue
+				}
+				lags = append(lags, time.UnixMilli(at).Sub(trig))
 			}
-			lags = append(lags, time.UnixMilli(at).Sub(trig))
+			if len(xs) < 10_000 {
+				break
+			}
+			next = "(" + xs[len(xs)-1].ID
 		}
-		if len(xs) < 10_000 {
-			return lags, nil
-		}
-		next = "(" + xs[len(xs)-1].ID
 	}
+	return lags, nil
 }
