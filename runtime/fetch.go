@@ -162,6 +162,11 @@ func (f *fetcher) pause(err error) bool {
 		if gerr := s.ensureGroups(f.ctx); gerr != nil {
 			s.log.Error("chronos: create consumer groups", "error", gerr)
 		}
+		// Groups vanish with the rest of Redis's data, the layout's meta
+		// key included.
+		if lerr := s.ns.Reassert(f.ctx); lerr != nil {
+			s.log.Error("chronos: namespace layout", "error", lerr)
+		}
 	} else {
 		s.log.Error("chronos: fetch tasks", "error", err)
 	}

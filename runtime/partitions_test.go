@@ -426,3 +426,34 @@ func TestAQueueIsPausedPartitionByPartition(t *testing.T) {
 	recv(t, ran, "a run after resume")
 	recv(t, ran, "a run after resume")
 }
+
+// After Redis lost its data, a server that finds its consumer groups gone
+// writes its layout's meta key again, so that a process that starts later
+// (an Inspector, a CLI) does not take the namespace for a layout-1 one and
+// miss every partition's keys.
+func TestAServerWritesItsLayoutAgainAfterRedisLostIt(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ran := make(chan string, 2)
+	mux := chronos.NewMux()
+	chronos.AddHandler(mux, func(ctx context.Context, task *chronos.Task[Greet]) error {
+		ran <- task.ID
+		return nil
+	})
+	e.serve(t, mux, chronos.ServerConfig{})
+	e.enqueue(t, Greet{})
+	recv(t, ran, "a run")
+	if err := e.rdb.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the meta key written again", func() bool {
+		return e.rdb.HGet(ctx, keyspace.Meta(""), "partitions").Val() == "12"
+	})
+	info := e.enqueue(t, Greet{})
+	if got := recv(t, ran, "a run after the loss"); got != info.ID {
+		t.Fatalf("ran %s, want %s", got, info.ID)
+	}
+	if ts, err := chronos.NewInspector(e.rdb).ListRuns(ctx, "greet", 10); err != nil || len(ts) != 1 {
+		t.Fatalf("a fresh Inspector's ListRuns = %v, %v; want the run after the loss", ts, err)
+	}
+}

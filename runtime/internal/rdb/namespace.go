@@ -126,6 +126,30 @@ func (n *Namespace) Forget(stale *Store) {
 	}
 }
 
+// Reassert writes the meta key of the kept layout again if Redis lost it (a
+// restart without persistence, FLUSHALL, a failover to a replica that had
+// not received it), as it was first written: a reader that comes later
+// would otherwise take a namespace without a meta key for a layout-1 one.
+// A Server calls it when it finds its consumer groups gone. It reports an
+// error when Redis now holds another layout, which this process cannot
+// switch to while it runs.
+func (n *Namespace) Reassert(ctx context.Context) error {
+	st := n.st.Load()
+	if st == nil || st.Layout.IsSingle() {
+		return nil
+	}
+	o := n.o
+	o.Partitions, o.ReadOnly, o.Markers = st.Layout.Partitions(), false, nil
+	l, err := keyspace.NewResolver(n.C, n.ns, o).Layout(ctx)
+	if err != nil {
+		return fmt.Errorf("rdb: write the layout of namespace %q again: %w", n.ns, err)
+	}
+	if l.Version() != st.Layout.Version() || l.Partitions() != st.Layout.Partitions() {
+		return fmt.Errorf("rdb: %s is stored now, but this process uses %s: restart it", l, st.Layout)
+	}
+	return nil
+}
+
 // RecentRuns is Store.RecentRuns of the namespace's layout.
 func (n *Namespace) RecentRuns(ctx context.Context, count int, kinds []string, below map[string]string) (map[string]RunPage, error) {
 	st, err := n.Store(ctx)
