@@ -15,9 +15,10 @@ const maxBatch = 100
 // free it reclaims expired leases (every half visibility timeout), else
 // reads new entries without blocking in queue order, else blocks on all
 // queues until an entry arrives. It never sleeps on a fixed tick, so a task
-// enqueued to an idle server starts within one round trip. Every round
-// reads every partition of the queues (docs/queue.md, "Partitions"),
-// starting at the partition after the one the previous round started at.
+// enqueued to an idle server starts within one round trip. Rounds read the
+// queues in every partition (docs/queue.md, "Partitions": one call over all
+// of them on a single server, some partitions at a time on a cluster),
+// each round starting at the partition after the previous round's start.
 func (s *Server) fetchLoop() {
 	defer s.loops.Done()
 	defer s.blocker.Close()
@@ -124,10 +125,10 @@ func (f *fetcher) take(n int) ([]rdb.Entry, error) {
 	return s.blocker.Read(f.ctx, s.consumer, open, n, f.block)
 }
 
-// dispatch hands each entry to a worker (workers.go), on the n slots taken for them
-// (giving back those not needed, taking more for the extra entries a
-// blocking read or a reclaim can return: a batch per queue and partition). Entries taken are run even
-// if part of the fetch failed. It reports false once Shutdown has begun,
+// dispatch hands each entry to a worker (workers.go), on the n slots taken
+// for them (giving back those not needed, taking more for the extra
+// entries a blocking read or a reclaim can return: a batch per queue and
+// partition). Entries taken are run even if part of the fetch failed. It reports false once Shutdown has begun,
 // after handing back the entries it could not start.
 func (s *Server) dispatch(entries []rdb.Entry, n int) bool {
 	ds := s.track(entries)
