@@ -5,19 +5,29 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
 // Client enqueues tasks. It is safe for concurrent use; create one per
 // process and share it: concurrent Enqueue calls on one Client share round
 // trips to Redis (see Enqueue).
+//
+// A Client reads the namespace's layout at its first enqueue (one round
+// trip; for a new namespace it creates it with WithPartitions partitions)
+// and keeps it. A task with a dedup key goes to the partition of its key,
+// so that every Client claims a key in the same partition, atomically with
+// the task; others go to the partitions in turn (docs/queue.md,
+// "Partitions").
 type Client struct {
-	queue *rdb.RDB
+	ns    *rdb.Namespace
 	batch *rdb.EnqueueBatcher
+	turn  atomic.Uint32 // round-robin over the partitions
 	now   func() time.Time
 }
 
@@ -27,7 +37,8 @@ type ClientOption interface {
 }
 
 type clientConfig struct {
-	namespace string
+	namespace  string
+	partitions int
 }
 
 type clientOption func(*clientConfig)
@@ -36,9 +47,21 @@ func (f clientOption) applyClient(c *clientConfig) { f(c) }
 
 // WithNamespace selects the namespace (default "chronos"). Servers,
 // schedulers, clients and inspectors only see each other within one
-// namespace; all of a namespace's keys live in one Redis Cluster slot.
+// namespace. A namespace's keys are spread over its partitions, each under
+// its own Redis Cluster hash tag (docs/queue.md).
 func WithNamespace(ns string) ClientOption {
 	return clientOption(func(c *clientConfig) { c.namespace = ns })
+}
+
+// WithPartitions sets the number of partitions of the namespace, between 1
+// and 1024. It matters only to the first process that uses a new
+// namespace, which records the count in Redis; every other process reads
+// it. 0 (the default) means the stored count, or 12 for a new namespace
+// (12 splits evenly over 1, 2, 3, 4, 6 and 12 Redis Cluster masters). A count that differs from an existing partitioned
+// namespace's is an error wrapping ErrLayoutMismatch; a namespace written
+// by a version before partitions keeps its single hash tag.
+func WithPartitions(n int) ClientOption {
+	return clientOption(func(c *clientConfig) { c.partitions = n })
 }
 
 // NewClient returns a Client that enqueues through client.
@@ -47,8 +70,32 @@ func NewClient(client redis.UniversalClient, opts ...ClientOption) *Client {
 	for _, o := range opts {
 		o.applyClient(&cfg)
 	}
-	q := rdb.New(client, cfg.namespace)
-	return &Client{queue: q, batch: rdb.NewEnqueueBatcher(q), now: time.Now}
+	return &Client{
+		ns:    rdb.NewNamespace(client, cfg.namespace, keyspace.ResolveOptions{Partitions: cfg.partitions}),
+		batch: rdb.NewEnqueueBatcher(client),
+		now:   time.Now,
+	}
+}
+
+// store returns the storage of the namespace's layout, read at the first
+// enqueue, to queue: the stream and delayed set queue had in the
+// single-tag layout mark a namespace of that layout (a namespace used only
+// through clients and servers of an earlier version has no other mark).
+func (c *Client) store(ctx context.Context, queue string) (*rdb.Store, error) {
+	if st := c.ns.Cached(); st != nil {
+		return st, nil
+	}
+	k := rdb.NewKeys(c.ns.Name())
+	st, err := c.ns.Store(ctx, k.Stream(queue), k.Delayed(queue))
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// to sets the partition of it from the layout of st.
+func (c *Client) to(st *rdb.Store, it *rdb.EnqueueItem) {
+	it.To = st.PartFor(it.DedupKey, it.DedupTTL, c.turn.Add(1))
 }
 
 // Close waits for the enqueues in flight to be written and makes later
@@ -100,7 +147,21 @@ func (c *Client) Enqueue(ctx context.Context, args TaskArgs, opts ...EnqueueOpti
 		return nil, fmt.Errorf("chronos: enqueue %s: %w", kind, err)
 	}
 	it := rdb.EnqueueItem{Queue: m.Queue, Msg: b, ID: m.ID, Due: due, Now: now, DedupKey: cfg.task.dedupKey, DedupTTL: cfg.task.dedupTTL}
-	err = c.batch.Enqueue(ctx, &it)
+	st, err := c.store(ctx, m.Queue)
+	if err == nil {
+		c.to(st, &it)
+		err = c.batch.Enqueue(ctx, &it)
+	}
+	if err == nil && rdb.IsWrongType(it.Err) {
+		// The namespace was migrated since its layout was read: read it
+		// again and enqueue where it now says, once.
+		c.ns.Forget(st)
+		if st, err = c.store(ctx, m.Queue); err == nil {
+			c.to(st, &it)
+			it.Err = nil
+			err = c.batch.Enqueue(ctx, &it)
+		}
+	}
 	if err == nil {
 		err = it.Err
 	}
@@ -155,7 +216,7 @@ func (c *Client) EnqueueMany(ctx context.Context, args []TaskArgs, opts ...Enque
 			batch = append(batch, it)
 		}
 	}
-	if err := c.queue.EnqueueItems(ctx, batch); err != nil {
+	if err := c.enqueueMany(ctx, batch); err != nil {
 		return make([]*TaskInfo, len(args)), fmt.Errorf("chronos: enqueue %d tasks: %w", len(args), err)
 	}
 	for i, it := range items {
@@ -170,4 +231,42 @@ func (c *Client) EnqueueMany(ctx context.Context, args []TaskArgs, opts ...Enque
 		infos[i].ID, infos[i].Duplicate = it.GotID, it.Duplicate
 	}
 	return infos, errors.Join(errs...)
+}
+
+// enqueueMany enqueues items in one round trip, into the partitions of
+// the namespace's layout. Items that met WRONGTYPE (the namespace was
+// migrated since its layout was read) are enqueued again, once, where the
+// layout read again says.
+func (c *Client) enqueueMany(ctx context.Context, items []*rdb.EnqueueItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	st, err := c.store(ctx, items[0].Queue)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		c.to(st, it)
+	}
+	if err := st.EnqueueItems(ctx, items); err != nil {
+		return err
+	}
+	var again []*rdb.EnqueueItem
+	for _, it := range items {
+		if rdb.IsWrongType(it.Err) {
+			again = append(again, it)
+		}
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	c.ns.Forget(st)
+	if st, err = c.store(ctx, items[0].Queue); err != nil {
+		return err
+	}
+	for _, it := range again {
+		it.Err = nil
+		c.to(st, it)
+	}
+	return st.EnqueueItems(ctx, again)
 }

@@ -3,6 +3,8 @@ package chronos
 import (
 	"errors"
 	"fmt"
+
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 )
 
 // ErrSkipRetry, returned by a handler or wrapped in the error it returns,
@@ -46,6 +48,12 @@ var ErrDeadlineExceeded = errors.New("chronos: task deadline exceeded")
 // disappeared (crashed, or lost their leases) MaxDeliveries times in a row
 // without finishing it: a poison task that must not loop forever.
 var ErrTooManyDeliveries = errors.New("chronos: task delivered too many times without finishing")
+
+// ErrLayoutMismatch is wrapped by the error of a Client, Server or
+// Inspector configured with a partition count (WithPartitions,
+// ServerConfig.Partitions) that differs from the one stored for the
+// namespace: the count is fixed when a namespace is created.
+var ErrLayoutMismatch = keyspace.ErrLayoutMismatch
 
 // PanicError is the error a handler's panic is turned into. The task is
 // retried like any failure.

@@ -56,11 +56,8 @@ func TestWorkerKilledMidTaskIsRecoveredAndCompletedOnce(t *testing.T) {
 	e.serve(t, mux, chronos.ServerConfig{VisibilityTimeout: 100 * time.Millisecond})
 	recv(t, done, "recovered run")
 
-	eventually(t, "the task to be acknowledged", func() bool {
-		p, err := e.rdb.XPending(ctx, rdb.NewKeys("").Stream("default"), rdb.Group).Result()
-		return err == nil && p.Count == 0
-	})
-	if n := e.rdb.XLen(ctx, rdb.NewKeys("").Stream("default")).Val(); n != 0 {
+	eventually(t, "the task to be acknowledged", func() bool { return partsOf(t, e.rdb, "").pending("default") == 0 })
+	if n := partsOf(t, e.rdb, "").xlen("default"); n != 0 {
 		t.Fatalf("stream still holds %d entries", n)
 	}
 	recs, _ := e.insp.ListRuns(ctx, "greet", 10)
@@ -70,7 +67,7 @@ func TestWorkerKilledMidTaskIsRecoveredAndCompletedOnce(t *testing.T) {
 	// The dead worker's consumer name is pruned once it has been idle for
 	// ten visibility timeouts; only the live server remains.
 	eventually(t, "the dead consumer to be pruned", func() bool {
-		return len(e.rdb.XInfoConsumers(ctx, rdb.NewKeys("").Stream("default"), rdb.Group).Val()) == 1
+		return len(partsOf(t, e.rdb, "").consumers("default")) == 1
 	})
 }
 
@@ -107,19 +104,20 @@ func TestTaskThatKeepsKillingItsWorkersGoesToDeadLetters(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	info := e.enqueue(t, Greet{})
+	stream := partsOf(t, e.rdb, "").holding("default", info.ID).Stream("default")
 	// Play the part of workers that took the task and died, five times:
 	// claim it as a consumer that never acks, with a delivery count of 5.
-	if err := e.rdb.XGroupCreateMkStream(ctx, rdb.NewKeys("").Stream("default"), rdb.Group, "0").Err(); err != nil {
+	if err := e.rdb.XGroupCreateMkStream(ctx, stream, rdb.Group, "0").Err(); err != nil {
 		t.Fatal(err)
 	}
 	res, err := e.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
-		Group: rdb.Group, Consumer: "crashed", Streams: []string{rdb.NewKeys("").Stream("default"), ">"}, Count: 1, Block: -1,
+		Group: rdb.Group, Consumer: "crashed", Streams: []string{stream, ">"}, Count: 1, Block: -1,
 	}).Result()
 	if err != nil || len(res[0].Messages) != 1 {
 		t.Fatalf("XREADGROUP: %v %v", res, err)
 	}
 	id := res[0].Messages[0].ID
-	if err := e.rdb.Do(ctx, "XCLAIM", rdb.NewKeys("").Stream("default"), rdb.Group, "crashed", 0, id,
+	if err := e.rdb.Do(ctx, "XCLAIM", stream, rdb.Group, "crashed", 0, id,
 		"IDLE", 60000, "RETRYCOUNT", 5, "JUSTID").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -272,10 +270,7 @@ func TestShutdownThatTimesOutLeavesTheTaskToAnotherServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	info := e.enqueue(t, Greet{})
-	eventually(t, "the task to start", func() bool {
-		p, _ := e.rdb.XPending(context.Background(), rdb.NewKeys("").Stream("default"), rdb.Group).Result()
-		return p != nil && p.Count == 1
-	})
+	eventually(t, "the task to start", func() bool { return partsOf(t, e.rdb, "").pending("default") == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -311,10 +306,10 @@ func TestHandlerIsCancelledWhenAnotherWorkerTookItsTask(t *testing.T) {
 		return context.Cause(ctx)
 	})
 	e.serve(t, mux, chronos.ServerConfig{VisibilityTimeout: 150 * time.Millisecond})
-	e.enqueue(t, Greet{})
+	k := partsOf(t, e.rdb, "").holding("default", e.enqueue(t, Greet{}).ID)
 	var id string
 	eventually(t, "the task to start", func() bool {
-		p, _ := e.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: rdb.NewKeys("").Stream("default"), Group: rdb.Group, Start: "-", End: "+", Count: 1}).Result()
+		p, _ := e.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: k.Stream("default"), Group: rdb.Group, Start: "-", End: "+", Count: 1}).Result()
 		if len(p) == 1 {
 			id = p[0].ID
 		}
@@ -323,7 +318,7 @@ func TestHandlerIsCancelledWhenAnotherWorkerTookItsTask(t *testing.T) {
 	// Another worker takes the task over, as if this server had been cut
 	// off from Redis for longer than the visibility timeout.
 	if err := e.rdb.XClaimJustID(ctx, &redis.XClaimArgs{
-		Stream: rdb.NewKeys("").Stream("default"), Group: rdb.Group, Consumer: "thief", Messages: []string{id},
+		Stream: k.Stream("default"), Group: rdb.Group, Consumer: "thief", Messages: []string{id},
 	}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -332,20 +327,19 @@ func TestHandlerIsCancelledWhenAnotherWorkerTookItsTask(t *testing.T) {
 	}
 	// The outcome is the thief's to record: the server that lost the lease
 	// neither acknowledged, retried nor recorded the task.
-	if n := e.rdb.XLen(ctx, rdb.NewKeys("").Stream("default")).Val(); n != 1 {
+	if n := e.rdb.XLen(ctx, k.Stream("default")).Val(); n != 1 {
 		t.Fatalf("stream length = %d; the entry was acknowledged", n)
 	}
-	if n := e.rdb.ZCard(ctx, rdb.NewKeys("").Delayed("default")).Val(); n != 0 {
+	if n := partsOf(t, e.rdb, "").delayed("default"); n != 0 {
 		t.Fatalf("a retry was scheduled by the server that lost the lease")
 	}
-	if n := e.rdb.XLen(ctx, rdb.NewKeys("").Runs("greet")).Val(); n != 0 {
+	if n := partsOf(t, e.rdb, "").runs("greet"); n != 0 {
 		t.Fatalf("a run record was written by the server that lost the lease")
 	}
 }
 
 func TestTaskRunningAcrossARedisRestartIsRecordedOnce(t *testing.T) {
 	e := newEnv(t, redistest.Options{AOF: true})
-	ctx := context.Background()
 	runs := &counter{}
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
@@ -364,12 +358,8 @@ func TestTaskRunningAcrossARedisRestartIsRecordedOnce(t *testing.T) {
 	e.redis.Restart()
 	close(release) // the outcome is written once Redis answers again
 
-	eventually(t, "the run record", func() bool {
-		return e.rdb.XLen(ctx, rdb.NewKeys("").Runs("greet")).Val() == 1
-	})
-	eventually(t, "the entry to be acknowledged", func() bool {
-		return e.rdb.XLen(ctx, rdb.NewKeys("").Stream("default")).Val() == 0
-	})
+	eventually(t, "the run record", func() bool { return partsOf(t, e.rdb, "").runs("greet") == 1 })
+	eventually(t, "the entry to be acknowledged", func() bool { return partsOf(t, e.rdb, "").xlen("default") == 0 })
 	if n := runs.get(info.ID); n != 1 {
 		t.Fatalf("runs = %d, want 1", n)
 	}
@@ -389,8 +379,9 @@ func TestHandlerInterruptedByShutdownIsHandedBackWithoutSpendingAnAttempt(t *tes
 		t.Fatal(err)
 	}
 	info := e.enqueue(t, Greet{})
+	stream := partsOf(t, e.rdb, "").holding("default", info.ID).Stream("default")
 	pendingIdle := func() time.Duration {
-		p, _ := e.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: rdb.NewKeys("").Stream("default"), Group: rdb.Group, Start: "-", End: "+", Count: 1}).Result()
+		p, _ := e.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: stream, Group: rdb.Group, Start: "-", End: "+", Count: 1}).Result()
 		if len(p) != 1 {
 			return -1
 		}
@@ -415,7 +406,7 @@ func TestHandlerInterruptedByShutdownIsHandedBackWithoutSpendingAnAttempt(t *tes
 	if task.ID != info.ID || task.Attempt != 1 {
 		t.Fatalf("task %s attempt %d, want %s attempt 1", task.ID, task.Attempt, info.ID)
 	}
-	if n := e.rdb.ZCard(ctx, rdb.NewKeys("").Delayed("default")).Val(); n != 0 {
+	if n := partsOf(t, e.rdb, "").delayed("default"); n != 0 {
 		t.Fatal("the interruption was scheduled as a retry")
 	}
 }

@@ -2,7 +2,6 @@ package chronos
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -16,7 +15,10 @@ const maxBatch = 100
 // free it reclaims expired leases (every half visibility timeout), else
 // reads new entries without blocking in queue order, else blocks on all
 // queues until an entry arrives. It never sleeps on a fixed tick, so a task
-// enqueued to an idle server starts within one round trip.
+// enqueued to an idle server starts within one round trip. Rounds read the
+// queues in every partition (docs/queue.md, "Partitions": one call over all
+// of them on a single server, some partitions at a time on a cluster),
+// each round starting at the partition after the previous round's start.
 func (s *Server) fetchLoop() {
 	defer s.loops.Done()
 	defer s.blocker.Close()
@@ -37,22 +39,23 @@ func (s *Server) fetchLoop() {
 type fetcher struct {
 	s            *Server
 	ctx          context.Context
-	cursors      map[string]string // per queue: where the last reclaim scan stopped
+	start        int                      // the partition read first this round
+	cursors      map[rdb.PartQueue]string // where the last reclaim scan of each queue's partition stopped
 	reclaimEvery time.Duration
 	block        time.Duration // the longest blocking read
 	pruneAfter   time.Duration
 	lastReclaim  time.Time // zero: reclaim at once, recovering the work of crashed servers
 	lastPrune    time.Time
-	paused       map[string]bool // as of the last fetch
+	paused       map[rdb.PartQueue]bool // as of the last fetch
 	errDelay     time.Duration
 }
 
 func newFetcher(s *Server) *fetcher {
 	reclaimEvery := s.cfg.VisibilityTimeout / 2
 	return &fetcher{
-		s: s, ctx: s.bgCtx, cursors: make(map[string]string, len(s.queues)),
+		s: s, ctx: s.bgCtx, cursors: make(map[rdb.PartQueue]string),
 		reclaimEvery: reclaimEvery, block: min(time.Second, reclaimEvery), pruneAfter: 10 * s.cfg.VisibilityTimeout,
-		paused: map[string]bool{},
+		paused: map[rdb.PartQueue]bool{},
 	}
 }
 
@@ -88,8 +91,8 @@ func (f *fetcher) take(n int) ([]rdb.Entry, error) {
 	s := f.s
 	if now := s.now(); now.Sub(f.lastReclaim) >= f.reclaimEvery {
 		f.lastReclaim = now
-		entries := s.reclaim(f.ctx, f.cursors, n, f.paused)
-		if len(entries) >= n {
+		entries, full := s.reclaim(f.ctx, f.cursors, n, f.paused)
+		if full {
 			f.lastReclaim = time.Time{} // more may be waiting: recovery goes first
 		}
 		if now.Sub(f.lastPrune) >= f.pruneAfter {
@@ -101,15 +104,17 @@ func (f *fetcher) take(n int) ([]rdb.Entry, error) {
 		}
 	}
 	order := s.order()
-	entries, nowPaused, err := s.queue.Fetch(f.ctx, s.consumer, order, n)
+	start := f.start
+	f.start = (f.start + 1) % len(s.queue.Parts)
+	entries, nowPaused, err := s.queue.Fetch(f.ctx, s.consumer, order, start, n)
 	if err != nil || len(entries) > 0 {
 		return entries, err
 	}
 	clear(f.paused)
-	for _, q := range nowPaused {
-		f.paused[q] = true
+	for _, pq := range nowPaused {
+		f.paused[pq] = true
 	}
-	open := unpaused(order, f.paused)
+	open := s.unpaused(order, f.paused)
 	if len(open) == 0 { // every queue is paused: look again after a block period
 		select {
 		case <-s.stop:
@@ -117,17 +122,13 @@ func (f *fetcher) take(n int) ([]rdb.Entry, error) {
 		}
 		return nil, nil
 	}
-	entries, err = s.queue.BlockFetch(f.ctx, s.blocker.Cmd(f.ctx), s.consumer, open, n, f.block)
-	if err != nil {
-		s.blocker.Reset()
-	}
-	return entries, err
+	return s.blocker.Read(f.ctx, s.consumer, open, n, f.block)
 }
 
-// dispatch hands each entry to a worker (workers.go), on the n slots taken for them
-// (giving back those not needed, taking more for the extra entries a
-// blocking read can return: a batch per queue). Entries taken are run even
-// if part of the fetch failed. It reports false once Shutdown has begun,
+// dispatch hands each entry to a worker (workers.go), on the n slots taken
+// for them (giving back those not needed, taking more for the extra
+// entries a blocking read or a reclaim can return: a batch per queue and
+// partition). Entries taken are run even if part of the fetch failed. It reports false once Shutdown has begun,
 // after handing back the entries it could not start.
 func (s *Server) dispatch(entries []rdb.Entry, n int) bool {
 	ds := s.track(entries)
@@ -162,6 +163,11 @@ func (f *fetcher) pause(err error) bool {
 		if gerr := s.ensureGroups(f.ctx); gerr != nil {
 			s.log.Error("chronos: create consumer groups", "error", gerr)
 		}
+		// Groups vanish with the rest of Redis's data, the layout's meta
+		// key included.
+		if lerr := s.ns.Reassert(f.ctx); lerr != nil {
+			s.log.Error("chronos: namespace layout", "error", lerr)
+		}
 	} else {
 		s.log.Error("chronos: fetch tasks", "error", err)
 	}
@@ -174,77 +180,86 @@ func (f *fetcher) pause(err error) bool {
 	}
 }
 
-// ensureGroups creates the consumer groups of all served queues.
+// ensureGroups creates the consumer groups of all served queues, in every
+// partition.
 func (s *Server) ensureGroups(ctx context.Context) error {
-	var errs []error
-	for _, q := range s.queues {
-		if err := s.queue.EnsureGroup(ctx, q); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return s.queue.EnsureGroups(ctx, s.queues)
 }
 
-// unpaused returns the queues of order that are not paused.
-func unpaused(order []string, paused map[string]bool) []string {
-	if len(paused) == 0 {
-		return order
-	}
-	open := make([]string, 0, len(order))
-	for _, q := range order {
-		if !paused[q] {
-			open = append(open, q)
+// unpaused returns every partition's share of the queues of order that is
+// not paused there, queue by queue.
+func (s *Server) unpaused(order []string, paused map[rdb.PartQueue]bool) []rdb.PartQueue {
+	open := make([]rdb.PartQueue, 0, len(order)*len(s.queue.Parts))
+	for _, pq := range s.queue.PartQueues(order) {
+		if !paused[pq] {
+			open = append(open, pq)
 		}
 	}
 	return open
 }
 
-// reclaim takes over up to n tasks whose lease expired, scanning each
-// queue's pending list from where the last scan stopped. Paused queues are
-// left alone.
-func (s *Server) reclaim(ctx context.Context, cursors map[string]string, n int, paused map[string]bool) []rdb.Entry {
-	var out []rdb.Entry
-	for _, q := range s.queues {
-		if len(out) >= n {
-			break
-		}
-		if paused[q] { // recovered when the queue resumes
+// reclaim takes over about n tasks whose lease expired, scanning each
+// queue's pending list in each partition from where the last scan stopped,
+// all in one round trip: each of the P×Q pending lists is asked for its
+// share of n, at least one, so that it returns at most n + P×Q − 1.
+// Paused queues are left alone. full reports that some list gave all it
+// was asked for: more may be waiting.
+func (s *Server) reclaim(ctx context.Context, cursors map[rdb.PartQueue]string, n int, paused map[rdb.PartQueue]bool) (out []rdb.Entry, full bool) {
+	var reqs []*rdb.ReclaimReq
+	for _, pq := range s.queue.PartQueues(s.queues) {
+		if paused[pq] { // recovered when the queue resumes
 			continue
 		}
-		cur := cursors[q]
+		cur := cursors[pq]
 		if cur == "" {
 			cur = "0-0"
 		}
-		es, next, err := s.queue.Reclaim(ctx, q, s.consumer, s.cfg.VisibilityTimeout, cur, n-len(out))
-		if err != nil {
-			if !rdb.IsNoGroup(err) {
-				s.log.Error("chronos: recover expired tasks", "queue", q, "error", err)
+		reqs = append(reqs, &rdb.ReclaimReq{PartQueue: pq, Cursor: cur})
+	}
+	for _, rq := range reqs {
+		rq.Count = max((n+len(reqs)-1)/len(reqs), 1)
+	}
+	s.queue.Reclaim(ctx, s.consumer, s.cfg.VisibilityTimeout, reqs)
+	for _, rq := range reqs {
+		if rq.Err != nil {
+			if !rdb.IsNoGroup(rq.Err) {
+				s.log.Error("chronos: recover expired tasks", "queue", rq.Queue, "partition", rq.Part, "error", rq.Err)
 			}
 			continue
 		}
-		cursors[q] = next
-		for _, e := range es {
-			s.log.Warn("chronos: recovered task whose lease expired", "queue", q, "entry", e.ID, "deliveries", e.Deliveries)
+		cursors[rq.PartQueue] = rq.Next
+		for _, e := range rq.Entries {
+			s.log.Warn("chronos: recovered task whose lease expired", "queue", rq.Queue, "partition", rq.Part, "entry", e.ID, "deliveries", e.Deliveries)
 		}
-		out = append(out, es...)
+		full = full || len(rq.Entries) >= rq.Count
+		out = append(out, rq.Entries...)
 	}
-	return out
+	return out, full
 }
 
 // release hands entries taken but never started back for immediate
 // recovery by any server.
 func (s *Server) release(ctx context.Context, ds []*delivery) {
-	byQueue := make(map[string][]string)
+	byQueue := make(map[rdb.PartQueue]*rdb.LeaseReq)
+	var reqs []*rdb.LeaseReq
 	for _, d := range ds {
-		byQueue[d.entry.Queue] = append(byQueue[d.entry.Queue], d.entry.ID)
+		pq := rdb.PartQueue{Part: d.entry.Partition, Queue: d.entry.Queue}
+		rq := byQueue[pq]
+		if rq == nil {
+			rq = &rdb.LeaseReq{PartQueue: pq}
+			byQueue[pq] = rq
+			reqs = append(reqs, rq)
+		}
+		rq.IDs = append(rq.IDs, d.entry.ID)
 		s.forget(d)
 	}
-	for q, ids := range byQueue {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := s.queue.Release(ctx, q, s.consumer, ids, s.cfg.VisibilityTimeout)
-		cancel()
-		if err != nil {
-			s.log.Warn("chronos: hand back unstarted tasks; they will be recovered after the visibility timeout", "queue", q, "count", len(ids), "error", err)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s.queue.Release(ctx, s.consumer, reqs, s.cfg.VisibilityTimeout)
+	for _, rq := range reqs {
+		if rq.Err != nil {
+			s.log.Warn("chronos: hand back unstarted tasks; they will be recovered after the visibility timeout",
+				"queue", rq.Queue, "partition", rq.Part, "count", len(rq.IDs), "error", rq.Err)
 		}
 	}
 }
@@ -283,14 +298,11 @@ func (s *Server) order() []string {
 // pruneConsumers removes from the groups the consumers that hold nothing
 // and have not read for idle: names left by crashed servers.
 func (s *Server) pruneConsumers(ctx context.Context, idle time.Duration) {
-	for _, q := range s.queues {
-		n, err := s.queue.PruneConsumers(ctx, q, s.consumer, idle)
-		if err != nil {
-			if !rdb.IsNoGroup(err) {
-				s.log.Warn("chronos: prune idle consumers", "queue", q, "error", err)
-			}
-			continue
-		}
+	pruned, err := s.queue.PruneConsumers(ctx, s.queues, s.consumer, idle)
+	if err != nil && !rdb.IsNoGroup(err) {
+		s.log.Warn("chronos: prune idle consumers", "error", err)
+	}
+	for q, n := range pruned {
 		if n > 0 {
 			s.log.Info("chronos: pruned consumers of departed servers", "queue", q, "count", n)
 		}

@@ -18,22 +18,27 @@ import (
 
 // Inspector reads and repairs the state of a namespace: queues, dead
 // letters and run records here; schedules, scheduler instances and the
-// leader in inspector_sched.go. It is safe for concurrent use.
+// leader in inspector_sched.go. It is safe for concurrent use. Its queue
+// reads cover every partition of the namespace: counts are summed,
+// listings merged by time.
 type Inspector struct {
 	ns    string
-	queue *rdb.RDB          // the task queue's storage
+	queue *rdb.Namespace    // the task queue's storage, in the layout read at the first call
 	store *schedstore.Store // the scheduler's registry
 }
 
 // NewInspector returns an Inspector of the namespace (WithNamespace) that
-// client reaches.
+// client reaches. It reads the namespace's layout at its first call and
+// writes nothing to a namespace that does not exist, except PauseQueue and
+// ResumeQueue, which create it as a Client would.
 func NewInspector(client redis.UniversalClient, opts ...ClientOption) *Inspector {
 	var cfg clientConfig
 	for _, o := range opts {
 		o.applyClient(&cfg)
 	}
 	ns := keyspace.Namespace(cfg.namespace)
-	return &Inspector{ns: ns, queue: rdb.New(client, ns), store: schedstore.New(client, schedstore.Config{Namespace: ns})}
+	q := rdb.NewNamespace(client, ns, keyspace.ResolveOptions{Partitions: cfg.partitions, ReadOnly: true})
+	return &Inspector{ns: ns, queue: q, store: schedstore.New(client, schedstore.Config{Namespace: ns})}
 }
 
 // DeadTask is a task in the dead letters: its payload intact, why it died
@@ -71,7 +76,11 @@ func (i *Inspector) ListDead(ctx context.Context, opts ListOptions) ([]*DeadTask
 	if opts.Limit <= 0 {
 		opts.Limit = 100
 	}
-	ms, err := i.queue.ListDead(ctx, max(opts.Offset, 0), opts.Limit)
+	st, err := i.queue.Store(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: list dead tasks: %w", err)
+	}
+	ms, err := st.ListDead(ctx, max(opts.Offset, 0), opts.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: list dead tasks: %w", err)
 	}
@@ -84,7 +93,11 @@ func (i *Inspector) ListDead(ctx context.Context, opts ListOptions) ([]*DeadTask
 
 // CountDead returns the number of dead letters.
 func (i *Inspector) CountDead(ctx context.Context) (int, error) {
-	n, err := i.queue.CountDead(ctx)
+	st, err := i.queue.Store(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("chronos: count dead tasks: %w", err)
+	}
+	n, err := st.CountDead(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("chronos: count dead tasks: %w", err)
 	}
@@ -93,7 +106,11 @@ func (i *Inspector) CountDead(ctx context.Context) (int, error) {
 
 // GetDead returns dead letter id, or an error wrapping ErrTaskNotFound.
 func (i *Inspector) GetDead(ctx context.Context, id string) (*DeadTask, error) {
-	m, err := i.queue.GetDead(ctx, id)
+	st, err := i.queue.Store(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: get dead task: %w", err)
+	}
+	m, _, err := st.GetDead(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: get dead task: %w", notFound(err))
 	}
@@ -101,11 +118,15 @@ func (i *Inspector) GetDead(ctx context.Context, id string) (*DeadTask, error) {
 }
 
 // RequeueDead moves dead letter id back to its queue, ready at once, with
-// its retry count reset and its history kept. It returns an error wrapping
-// ErrTaskNotFound if the dead letter does not exist (or was requeued or
-// deleted meanwhile).
+// its retry count reset and its history kept, in the partition that held
+// it. It returns an error wrapping ErrTaskNotFound if the dead letter does
+// not exist (or was requeued or deleted meanwhile).
 func (i *Inspector) RequeueDead(ctx context.Context, id string) (*TaskInfo, error) {
-	m, err := i.queue.GetDead(ctx, id)
+	st, err := i.queue.Store(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: requeue dead task: %w", err)
+	}
+	m, part, err := st.GetDead(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: requeue dead task: %w", notFound(err))
 	}
@@ -113,7 +134,7 @@ func (i *Inspector) RequeueDead(ctx context.Context, id string) (*TaskInfo, erro
 	if m.Queue == "" {
 		m.Queue = DefaultQueue
 	}
-	if err := i.queue.RequeueDead(ctx, m); err != nil {
+	if err := st.RequeueDead(ctx, m, part); err != nil {
 		return nil, fmt.Errorf("chronos: requeue dead task: %w", notFound(err))
 	}
 	return &TaskInfo{ID: m.ID, Kind: m.Kind, Queue: m.Queue, MaxRetry: m.MaxRetry, ProcessAt: time.Now()}, nil
@@ -122,7 +143,11 @@ func (i *Inspector) RequeueDead(ctx context.Context, id string) (*TaskInfo, erro
 // DeleteDead deletes dead letter id. It returns an error wrapping
 // ErrTaskNotFound if it does not exist.
 func (i *Inspector) DeleteDead(ctx context.Context, id string) error {
-	if err := i.queue.DeleteDead(ctx, id); err != nil {
+	st, err := i.queue.Store(ctx)
+	if err != nil {
+		return fmt.Errorf("chronos: delete dead task: %w", err)
+	}
+	if err := st.DeleteDead(ctx, id); err != nil {
 		return fmt.Errorf("chronos: delete dead task: %w", notFound(err))
 	}
 	return nil
@@ -147,26 +172,38 @@ type RunRecord struct {
 }
 
 // ListRuns returns up to limit (default 100) run records of kind, most
-// recent first. About ServerConfig.RunRetention records are kept per kind.
+// recent first, from every partition. About ServerConfig.RunRetention
+// records are kept per kind and partition.
 func (i *Inspector) ListRuns(ctx context.Context, kind string, limit int) ([]*RunRecord, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	recs, err := i.queue.ListRuns(ctx, kind, limit)
+	st, err := i.queue.Store(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: list runs: %w", err)
+	}
+	recs, err := st.ListRuns(ctx, kind, limit)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: list runs: %w", err)
 	}
 	out := make([]*RunRecord, len(recs))
 	for k, r := range recs {
-		out[k] = &RunRecord{
-			TaskID: r.TaskID, Kind: kind, Queue: r.Queue, Status: r.Status, Attempt: r.Attempt,
-			Start: r.Start, Duration: r.Duration, Error: r.Error, ScheduleID: r.ScheduleID, TriggerTime: r.TriggerTime, Instance: r.Instance,
-		}
-		if r.Result != nil {
-			out[k].Result = json.RawMessage(r.Result)
-		}
+		out[k] = newRunRecord(kind, r)
 	}
 	return out, nil
+}
+
+// newRunRecord is the public form of a run record of kind: the one
+// conversion, for ListRuns and TaskRuns.
+func newRunRecord(kind string, r rdb.RunRecord) *RunRecord {
+	out := &RunRecord{
+		TaskID: r.TaskID, Kind: kind, Queue: r.Queue, Status: r.Status, Attempt: r.Attempt,
+		Start: r.Start, Duration: r.Duration, Error: r.Error, ScheduleID: r.ScheduleID, TriggerTime: r.TriggerTime, Instance: r.Instance,
+	}
+	if r.Result != nil {
+		out.Result = json.RawMessage(r.Result)
+	}
+	return out
 }
 
 func deadTask(m *rdb.Message) *DeadTask {
@@ -211,9 +248,14 @@ type QueueInfo struct {
 	Paused bool
 }
 
-// QueueInfo returns the state of queue, read in one round trip.
+// QueueInfo returns the state of queue, summed over the partitions and
+// read in one round trip. The queue is Paused when any partition says so.
 func (i *Inspector) QueueInfo(ctx context.Context, queue string) (*QueueInfo, error) {
-	st, err := i.queue.QueueStats(ctx, queue)
+	store, err := i.queue.Store(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: queue info: %w", err)
+	}
+	st, err := store.QueueStats(ctx, queue)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: queue info: %w", err)
 	}
@@ -230,19 +272,29 @@ func (i *Inspector) QueueInfo(ctx context.Context, queue string) (*QueueInfo, er
 // queue, within about a second, until ResumeQueue. Running tasks finish;
 // enqueues keep being accepted and delayed tasks keep falling due, so the
 // queue fills up while paused. Tasks of crashed workers are recovered only
-// once the queue resumes. The pause is stored in Redis and outlives
-// restarts and deploys.
+// once the queue resumes. The pause is stored in Redis, in every
+// partition's paused set (one round trip), and outlives restarts and
+// deploys.
 func (i *Inspector) PauseQueue(ctx context.Context, queue string) error {
-	if err := i.queue.SetPaused(ctx, queue, true); err != nil {
-		return fmt.Errorf("chronos: pause queue: %w", err)
-	}
-	return nil
+	return i.setPaused(ctx, queue, true)
 }
 
-// ResumeQueue lets servers take tasks of queue again.
+// ResumeQueue lets servers take tasks of queue again, in every partition.
 func (i *Inspector) ResumeQueue(ctx context.Context, queue string) error {
-	if err := i.queue.SetPaused(ctx, queue, false); err != nil {
-		return fmt.Errorf("chronos: resume queue: %w", err)
+	return i.setPaused(ctx, queue, false)
+}
+
+func (i *Inspector) setPaused(ctx context.Context, queue string, paused bool) error {
+	what := "pause"
+	if !paused {
+		what = "resume"
+	}
+	st, err := i.queue.Create(ctx)
+	if err == nil {
+		err = st.SetPaused(ctx, queue, paused)
+	}
+	if err != nil {
+		return fmt.Errorf("chronos: %s queue: %w", what, err)
 	}
 	return nil
 }

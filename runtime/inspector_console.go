@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
@@ -76,67 +75,54 @@ func (f TaskFilter) match(kind string) bool { return f.Kind == "" || f.Kind == k
 
 // Queues returns the names of the namespace's queues, sorted: every queue
 // with a stream (created by the first server that serves it or the first
-// requeue), delayed tasks or a pause. A queue that was never used has no
-// keys and is not listed. It costs a SCAN of the keyspace.
+// requeue), delayed tasks or a pause, in any partition. A queue that was
+// never used has no keys and is not listed. It costs a SCAN of the
+// keyspace.
 func (i *Inspector) Queues(ctx context.Context) ([]string, error) {
-	seen := map[string]bool{}
-	for _, p := range []struct {
-		pattern string
-		cut     func(string) (string, bool)
-	}{
-		{i.queue.K.StreamPattern(), i.queue.K.StreamQueue},
-		{i.queue.K.DelayedPattern(), i.queue.K.DelayedQueue},
-	} {
-		keys, err := i.queue.ScanKeys(ctx, p.pattern, maxTaskScan)
-		if err != nil {
-			return nil, fmt.Errorf("chronos: list queues: %w", err)
-		}
-		for _, k := range keys {
-			if q, ok := p.cut(k); ok {
-				seen[q] = true
-			}
-		}
-	}
-	paused, err := i.queue.C.SMembers(ctx, i.queue.K.Paused()).Result()
+	st, err := i.queue.Store(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: list queues: %w", err)
 	}
-	for _, q := range paused {
-		seen[q] = true
+	qs, err := st.QueueNames(ctx, maxTaskScan)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: list queues: %w", err)
 	}
-	return sortedNames(seen), nil
+	return qs, nil
 }
 
 // RunKinds returns the task kinds that have run records, sorted. It costs a
 // SCAN of the keyspace.
 func (i *Inspector) RunKinds(ctx context.Context) ([]string, error) {
-	keys, err := i.queue.ScanKeys(ctx, i.queue.K.RunsPattern(), maxTaskScan)
+	st, err := i.queue.Store(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: list run kinds: %w", err)
 	}
-	seen := map[string]bool{}
-	for _, k := range keys {
-		if kind, ok := i.queue.K.RunsKind(k); ok {
-			seen[kind] = true
-		}
+	kinds, err := st.RunKinds(ctx, maxTaskScan)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: list run kinds: %w", err)
 	}
-	return sortedNames(seen), nil
+	return kinds, nil
 }
 
 // ListTasks returns the tasks of queue in state TaskReady, TaskRunning or
 // TaskDelayed that match f: ready and running tasks oldest first, delayed
-// tasks earliest due first. At most 10,000 tasks are examined per call, so
-// a filter over a larger queue may miss matches further down.
+// tasks earliest due first, over every partition. At most 10,000 tasks are
+// examined per call, so a filter over a larger queue may miss matches
+// further down.
 func (i *Inspector) ListTasks(ctx context.Context, queue string, state TaskState, f TaskFilter) ([]*StoredTask, error) {
 	var (
 		out []*StoredTask
 		err error
 	)
+	st, err := i.queue.Store(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: list %s tasks of %q: %w", state, queue, err)
+	}
 	switch state {
 	case TaskReady, TaskRunning:
-		out, err = i.listStream(ctx, queue, state, f)
+		out, err = listStream(ctx, st, queue, state, f)
 	case TaskDelayed:
-		out, err = i.listDelayed(ctx, queue, f)
+		out, err = listDelayed(ctx, st, queue, f)
 	default:
 		return nil, fmt.Errorf("chronos: list tasks of %q: state %q: want ready, running or delayed", queue, state)
 	}
@@ -146,78 +132,63 @@ func (i *Inspector) ListTasks(ctx context.Context, queue string, state TaskState
 	return out, nil
 }
 
-func (i *Inspector) listStream(ctx context.Context, queue string, state TaskState, f TaskFilter) ([]*StoredTask, error) {
-	last, err := i.queue.LastDelivered(ctx, queue)
-	if err != nil {
-		return nil, err
-	}
-	start, end := "-", last
-	if state == TaskReady {
-		start, end = "("+last, "+"
-		if last == "0-0" {
-			start = "-"
-		}
-	} else if last == "0-0" {
-		return nil, nil
-	}
+func listStream(ctx context.Context, st *rdb.Store, queue string, state TaskState, f TaskFilter) ([]*StoredTask, error) {
+	it := st.Tasks(queue, state == TaskRunning)
 	skip, out := f.Offset, []*StoredTask{}
-	for scanned := 0; scanned < maxTaskScan; {
-		es, err := i.queue.StreamRange(ctx, queue, start, end, 500)
+	for scanned := 0; scanned < maxTaskScan; scanned++ {
+		e, ok, err := it.Next(ctx)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range es {
-			m, err := rdb.Decode([]byte(e.Msg))
-			if err != nil || !f.match(m.Kind) {
-				continue
-			}
-			if skip > 0 {
-				skip--
-				continue
-			}
-			out = append(out, newStoredTask(m, state, entryAddedAt(e.ID)))
-			if len(out) == f.limit() {
-				return out, nil
-			}
-		}
-		scanned += len(es)
-		if len(es) < 500 {
+		if !ok {
 			break
 		}
-		start = "(" + es[len(es)-1].ID
+		m, err := rdb.Decode([]byte(e.Msg))
+		if err != nil || !f.match(m.Kind) {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		out = append(out, newStoredTask(m, state, entryAddedAt(e.ID)))
+		if len(out) == f.limit() {
+			break
+		}
 	}
 	return out, nil
 }
 
-func (i *Inspector) listDelayed(ctx context.Context, queue string, f TaskFilter) ([]*StoredTask, error) {
-	// Without a kind to match, Redis skips the offset; with one, only the
-	// matches count towards it.
-	off, skip, out := 0, max(f.Offset, 0), []*StoredTask{}
+func listDelayed(ctx context.Context, st *rdb.Store, queue string, f TaskFilter) ([]*StoredTask, error) {
+	it := st.Delayed(queue)
+	skip, out := max(f.Offset, 0), []*StoredTask{}
+	// Without a kind to match, the tasks skipped are not examined.
+	limit := maxTaskScan
 	if f.Kind == "" {
-		off, skip = skip, 0
+		limit += skip
 	}
-	for scanned := 0; scanned < maxTaskScan; {
-		ds, err := i.queue.DelayedRange(ctx, queue, off, 500)
+	for scanned := 0; scanned < limit; scanned++ {
+		d, ok, err := it.Next(ctx)
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range ds {
-			m, err := rdb.Decode([]byte(d.Msg))
-			if err != nil || !f.match(m.Kind) {
-				continue
-			}
-			if skip > 0 {
-				skip--
-				continue
-			}
-			out = append(out, newStoredTask(m, TaskDelayed, d.Due))
-			if len(out) == f.limit() {
-				return out, nil
-			}
+		if !ok {
+			break
 		}
-		scanned += len(ds)
-		off += len(ds)
-		if len(ds) < 500 {
+		if skip > 0 && f.Kind == "" {
+			skip--
+			continue
+		}
+		m, err := rdb.Decode([]byte(d.Msg))
+		if err != nil || !f.match(m.Kind) {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		out = append(out, newStoredTask(m, TaskDelayed, d.Due))
+		if len(out) == f.limit() {
 			break
 		}
 	}
@@ -225,40 +196,51 @@ func (i *Inspector) listDelayed(ctx context.Context, queue string, f TaskFilter)
 }
 
 // SearchDead returns the dead letters of queue ("" for every queue) that
-// match f, most recent death first. At most 10,000 dead letters are
-// examined per call.
+// match f, most recent death first, over every partition. At most 10,000
+// dead letters are examined per call.
 func (i *Inspector) SearchDead(ctx context.Context, queue string, f TaskFilter) ([]*DeadTask, error) {
+	st, err := i.queue.Store(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: search dead tasks: %w", err)
+	}
+	it := st.Dead(maxDeadPage)
 	skip, out := f.Offset, []*DeadTask{}
-	for off := 0; off < maxTaskScan; off += 500 {
-		ms, err := i.queue.ListDead(ctx, off, 500)
+	for scanned := 0; scanned < maxTaskScan; scanned++ {
+		m, ok, err := it.Next(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("chronos: search dead tasks: %w", err)
 		}
-		for _, m := range ms {
-			if (queue != "" && m.Queue != queue) || !f.match(m.Kind) {
-				continue
-			}
-			if skip > 0 {
-				skip--
-				continue
-			}
-			out = append(out, deadTask(m))
-			if len(out) == f.limit() {
-				return out, nil
-			}
+		if !ok {
+			break
 		}
-		if len(ms) < 500 {
+		if (queue != "" && m.Queue != queue) || !f.match(m.Kind) {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		out = append(out, deadTask(m.Message))
+		if len(out) == f.limit() {
 			break
 		}
 	}
 	return out, nil
 }
 
+// maxDeadPage is how many dead letters a search reads per partition and
+// round trip.
+const maxDeadPage = 500
+
 // DeadCountsByQueue returns the number of dead letters of each queue that
 // has any. It reads every dead letter once (at most
-// ServerConfig.DeadRetention), so poll it sparingly.
+// ServerConfig.DeadRetention per partition), so poll it sparingly.
 func (i *Inspector) DeadCountsByQueue(ctx context.Context) (map[string]int, error) {
-	n, err := i.queue.DeadCountsByQueue(ctx)
+	st, err := i.queue.Store(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: count dead tasks by queue: %w", err)
+	}
+	n, err := st.DeadCountsByQueue(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: count dead tasks by queue: %w", err)
 	}
@@ -267,13 +249,18 @@ func (i *Inspector) DeadCountsByQueue(ctx context.Context) (map[string]int, erro
 
 // GetTask finds task id wherever it is: in the dead letters, or ready,
 // running or delayed in one of queues (every queue Queues lists when none
-// is given). It returns an error wrapping ErrTaskNotFound when the task is
-// in none of them: it never existed, or it finished (see TaskRuns) or was
-// deleted. For an ID made by this package the search of a stream starts
-// shortly before the ID's creation time; otherwise at most the first
-// 10,000 entries of each queue are examined.
+// is given), in any partition. It returns an error wrapping
+// ErrTaskNotFound when the task is in none of them: it never existed, or
+// it finished (see TaskRuns) or was deleted. For an ID made by this
+// package the search of a stream starts shortly before the ID's creation
+// time; otherwise at most the first 10,000 entries of each queue's stream
+// in each partition are examined.
 func (i *Inspector) GetTask(ctx context.Context, id string, queues ...string) (*StoredTask, error) {
-	if m, err := i.queue.GetDead(ctx, id); err == nil {
+	st, err := i.queue.Store(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: get task %s: %w", id, err)
+	}
+	if m, _, err := st.GetDead(ctx, id); err == nil {
 		t := newStoredTask(m, TaskDead, time.Time{})
 		if m.DiedAt != 0 {
 			t.DiedAt = time.UnixMilli(m.DiedAt)
@@ -289,15 +276,25 @@ func (i *Inspector) GetTask(ctx context.Context, id string, queues ...string) (*
 			return nil, fmt.Errorf("chronos: get task %s: %w", id, err)
 		}
 	}
+	start := "-"
+	if at, ok := rdb.IDTime(id); ok {
+		start = strconv.FormatInt(max(at.Add(-taskIDClockSlack).UnixMilli(), 0), 10)
+	}
 	for _, q := range queues {
-		t, err := i.findInStream(ctx, q, id)
+		e, running, found, err := st.FindInStream(ctx, q, id, start, maxTaskScan)
 		if err != nil {
 			return nil, fmt.Errorf("chronos: get task %s: %w", id, err)
 		}
-		if t != nil {
-			return t, nil
+		if found {
+			if m, err := rdb.Decode([]byte(e.Msg)); err == nil {
+				state := TaskReady
+				if running {
+					state = TaskRunning
+				}
+				return newStoredTask(m, state, entryAddedAt(e.ID)), nil
+			}
 		}
-		d, err := i.queue.FindDelayed(ctx, q, id)
+		d, err := st.FindDelayed(ctx, q, id)
 		if err == nil {
 			if m, err := rdb.Decode([]byte(d.Msg)); err == nil {
 				return newStoredTask(m, TaskDelayed, d.Due), nil
@@ -314,44 +311,6 @@ func (i *Inspector) GetTask(ctx context.Context, id string, queues ...string) (*
 // IDs from the enqueuer's.
 const taskIDClockSlack = 10 * time.Minute
 
-func (i *Inspector) findInStream(ctx context.Context, queue, id string) (*StoredTask, error) {
-	start := "-"
-	if at, ok := rdb.IDTime(id); ok {
-		start = strconv.FormatInt(max(at.Add(-taskIDClockSlack).UnixMilli(), 0), 10)
-	}
-	needle := `"id":"` + id + `"`
-	for scanned := 0; scanned < maxTaskScan; {
-		es, err := i.queue.StreamRange(ctx, queue, start, "+", 500)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range es {
-			if !strings.Contains(e.Msg, needle) {
-				continue
-			}
-			m, err := rdb.Decode([]byte(e.Msg))
-			if err != nil || m.ID != id {
-				continue
-			}
-			last, err := i.queue.LastDelivered(ctx, queue)
-			if err != nil {
-				return nil, err
-			}
-			state := TaskReady
-			if !streamEntryAfter(e.ID, last) {
-				state = TaskRunning
-			}
-			return newStoredTask(m, state, entryAddedAt(e.ID)), nil
-		}
-		scanned += len(es)
-		if len(es) < 500 {
-			break
-		}
-		start = "(" + es[len(es)-1].ID
-	}
-	return nil, nil
-}
-
 // TaskRuns returns the run records of task id, newest first, from the
 // records of kind (of every kind RunKinds lists when kind is ""). A task
 // that finished is no longer in any queue; its run records remain for
@@ -364,17 +323,18 @@ func (i *Inspector) TaskRuns(ctx context.Context, id, kind string) ([]*RunRecord
 			return nil, fmt.Errorf("chronos: runs of task %s: %w", id, err)
 		}
 	}
+	st, err := i.queue.Store(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: runs of task %s: %w", id, err)
+	}
 	var out []*RunRecord
 	for _, k := range kinds {
-		var (
-			recs []rdb.RunRecord
-			err  error
-		)
+		var recs []rdb.RunRecord
 		if at, ok := rdb.IDTime(id); ok {
 			start := strconv.FormatInt(max(at.Add(-taskIDClockSlack).UnixMilli(), 0), 10)
-			recs, err = i.queue.RunsRange(ctx, k, start, "+", maxTaskScan)
+			recs, err = st.RunsRange(ctx, k, start, "+", maxTaskScan)
 		} else {
-			recs, err = i.queue.ListRuns(ctx, k, maxTaskScan)
+			recs, err = st.ListRuns(ctx, k, maxTaskScan)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("chronos: runs of task %s: %w", id, err)
@@ -411,7 +371,11 @@ func (i *Inspector) QueueRates(ctx context.Context, window time.Duration) (map[s
 	if err != nil {
 		return nil, fmt.Errorf("chronos: queue rates: %w", err)
 	}
-	runs, err := i.queue.RunsSince(ctx, kinds, time.Now().Add(-window), maxTaskScan)
+	st, err := i.queue.Store(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: queue rates: %w", err)
+	}
+	runs, err := st.RunsSince(ctx, kinds, time.Now().Add(-window), maxTaskScan)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: queue rates: %w", err)
 	}
@@ -456,44 +420,8 @@ func newStoredTask(m *rdb.Message, state TaskState, due time.Time) *StoredTask {
 	return t
 }
 
-// newRunRecord is the public form of a run record of kind, as ListRuns
-// returns it.
-func newRunRecord(kind string, r rdb.RunRecord) *RunRecord {
-	out := &RunRecord{
-		TaskID: r.TaskID, Kind: kind, Queue: r.Queue, Status: r.Status, Attempt: r.Attempt,
-		Start: r.Start, Duration: r.Duration, Error: r.Error, ScheduleID: r.ScheduleID, TriggerTime: r.TriggerTime, Instance: r.Instance,
-	}
-	if r.Result != nil {
-		out.Result = json.RawMessage(r.Result)
-	}
-	return out
-}
-
 // entryAddedAt is the time a stream entry was added, from its ID.
 func entryAddedAt(id string) time.Time {
 	t, _ := entryTime(id)
 	return t
-}
-
-// streamEntryAfter reports whether stream entry ID a comes after b.
-func streamEntryAfter(a, b string) bool {
-	am, as := splitEntryID(a)
-	bm, bs := splitEntryID(b)
-	return am > bm || am == bm && as > bs
-}
-
-func splitEntryID(id string) (ms, seq uint64) {
-	l, r, _ := strings.Cut(id, "-")
-	ms, _ = strconv.ParseUint(l, 10, 64)
-	seq, _ = strconv.ParseUint(r, 10, 64)
-	return ms, seq
-}
-
-func sortedNames(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

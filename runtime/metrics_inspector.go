@@ -10,9 +10,14 @@ import (
 // worker) was added to the queue: enqueued, or moved there when its delay
 // or retry backoff ran out. It is zero when no task is ready. Exporters
 // turn it into the age of the queue's head, the measure of a queue that
-// workers do not keep up with. One round trip.
+// workers do not keep up with. It is the oldest of every partition's, read
+// in one round trip.
 func (i *Inspector) OldestReady(ctx context.Context, queue string) (time.Time, error) {
-	id, err := i.queue.OldestReady(ctx, queue)
+	st, err := i.queue.Store(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("chronos: oldest ready task of %q: %w", queue, err)
+	}
+	id, err := st.OldestReady(ctx, queue)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("chronos: oldest ready task of %q: %w", queue, err)
 	}

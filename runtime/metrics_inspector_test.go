@@ -3,9 +3,11 @@ package chronos
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
@@ -22,16 +24,23 @@ func TestOldestReadyIsTheFirstTaskNoWorkerHasTaken(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond) // distinct entry times
 	}
-	entries := func() []time.Time {
-		xs, err := e.rdb.XRange(ctx, rdb.NewKeys("").Stream("default"), "-", "+").Result()
+	entries := func() []time.Time { // of every partition, oldest first
+		st, err := rdb.NewNamespace(e.rdb, "", keyspace.ResolveOptions{ReadOnly: true}).Store(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out []time.Time
-		for _, x := range xs {
-			at, _ := entryTime(x.ID)
-			out = append(out, at)
+		for _, r := range st.Parts {
+			xs, err := e.rdb.XRange(ctx, r.K.Stream("default"), "-", "+").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range xs {
+				at, _ := entryTime(x.ID)
+				out = append(out, at)
+			}
 		}
+		slices.SortFunc(out, time.Time.Compare)
 		return out
 	}
 	first := entries()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
@@ -59,8 +60,9 @@ type ServerConfig struct {
 	// (default ExponentialBackoff(1s, 1h)).
 	Backoff Backoff
 
-	// RunRetention is about how many run records are kept per kind (default
-	// 1000; negative keeps none).
+	// RunRetention is about how many run records are kept per kind in each
+	// partition of the namespace (default 1000; negative keeps none), so at
+	// least the newest RunRetention of a kind are always kept.
 	RunRetention int
 
 	// SuccessRunInterval spaces the run records of successful runs: this
@@ -72,7 +74,7 @@ type ServerConfig struct {
 	SuccessRunInterval time.Duration
 
 	// DeadRetention is the most dead letters kept in the namespace (default
-	// 10000); the oldest are dropped first.
+	// 10000); the oldest are dropped first, over every partition.
 	DeadRetention int
 
 	// Logger receives the server's own records (default slog.Default()).
@@ -99,6 +101,15 @@ type ServerConfig struct {
 	// does for clients.
 	Namespace string
 
+	// Partitions is the number of partitions of the namespace, as
+	// WithPartitions is for clients: it matters only when the server is
+	// the first process to use a new namespace (0: the stored count, or 12
+	// for a new namespace). A count that differs from an existing
+	// partitioned namespace's makes Start fail with an error wrapping
+	// ErrLayoutMismatch. The server takes tasks from every partition of
+	// its queues (docs/queue.md, "Partitions").
+	Partitions int
+
 	// Metrics, if set, receives task starts and outcomes (see Metrics and
 	// docs/metrics.md). Nil records nothing.
 	Metrics Metrics
@@ -110,7 +121,8 @@ const minVisibilityTimeout = 50 * time.Millisecond
 
 // Server takes tasks from Redis and runs their handlers.
 type Server struct {
-	queue    *rdb.RDB
+	ns       *rdb.Namespace
+	queue    *rdb.Store // the namespace's layout, read by Start
 	cfg      ServerConfig
 	queues   []string // by decreasing weight; fixed by NewServer
 	weights  []int
@@ -138,7 +150,7 @@ type Server struct {
 	bgCtx      context.Context // Start's values, never cancelled: Redis calls that must complete
 	handlerCtx context.Context // parent of handler contexts; cancelled when Shutdown gives up
 	cancelAll  context.CancelCauseFunc
-	blocker    *rdb.Blocker       // the fetcher's blocking connection
+	blocker    *rdb.Blockers      // the fetcher's blocking connections
 	finisher   *rdb.FinishBatcher // group-commits task outcomes (work.go)
 	runs       runSampler         // which successes get a run record (runsample.go)
 
@@ -188,7 +200,7 @@ func NewServer(client redis.UniversalClient, cfg ServerConfig) *Server {
 		cfg.SuccessLogLevel = slog.LevelDebug
 	}
 	s := &Server{
-		queue:    rdb.New(client, cfg.Namespace),
+		ns:       rdb.NewNamespace(client, cfg.Namespace, keyspace.ResolveOptions{Partitions: cfg.Partitions}),
 		cfg:      cfg,
 		consumer: consumerName(),
 		log:      cfg.Logger,
@@ -224,8 +236,9 @@ func consumerName() string {
 	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// Start creates the consumer groups of the configured queues and starts
-// taking tasks; it returns once the server is running. ctx bounds the
+// Start reads the namespace's layout (creating it for a new namespace),
+// creates the consumer groups of the configured queues in every partition
+// and starts taking tasks; it returns once the server is running. ctx bounds the
 // start only, as a context passed to a constructor-like call does in the
 // standard library: cancelling it later does not stop the server (stop it
 // with Shutdown). Handlers get contexts carrying ctx's values.
@@ -244,6 +257,19 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	if _, ok := s.cfg.Queues[LocalQueue]; ok {
 		return fmt.Errorf("chronos: start server: queue name %q is reserved for isolated tasks, which run in process", LocalQueue)
 	}
+	// The queues' streams and delayed sets of the single-tag layout mark a
+	// namespace of earlier versions that only clients and servers used.
+	k := rdb.NewKeys(s.ns.Name())
+	var markers []string
+	for _, q := range s.queues {
+		markers = append(markers, k.Stream(q), k.Delayed(q))
+	}
+	st, err := s.ns.Store(ctx, markers...)
+	if err != nil {
+		return fmt.Errorf("chronos: start server: %w", err)
+	}
+	s.queue = st
+	st.Warn = func(msg string, err error) { s.log.Warn("chronos: "+msg, "error", err) }
 	if err := s.ensureGroups(ctx); err != nil {
 		return fmt.Errorf("chronos: start server: %w", err)
 	}
@@ -252,7 +278,7 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	s.mux = mux
 	s.mu.Unlock()
 	s.stopped = make(chan struct{})
-	s.blocker = rdb.NewBlocker(s.queue)
+	s.blocker = rdb.NewBlockers(s.queue)
 	s.finisher = rdb.NewFinishBatcher(s.queue)
 	s.slots = make(chan struct{}, s.cfg.Concurrency)
 	s.stop = make(chan struct{})
@@ -271,7 +297,8 @@ func (s *Server) Start(ctx context.Context, mux *Mux) error {
 	octx, s.stopOutbox = context.WithCancel(s.bgCtx)
 	s.outboxDone = make(chan struct{})
 	go func() { defer close(s.outboxDone); s.localRuns.run(octx) }()
-	s.log.Info("chronos: server started", "consumer", s.consumer, "queues", s.queues, "concurrency", s.cfg.Concurrency)
+	s.log.Info("chronos: server started", "consumer", s.consumer, "queues", s.queues, "concurrency", s.cfg.Concurrency,
+		"layout", s.queue.Layout.String())
 	return nil
 }
 
@@ -343,15 +370,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // pending entries in, so consumer lists do not grow with every deploy.
 // A consumer with pending entries is never deleted: that would drop them.
 func (s *Server) leaveGroups(ctx context.Context) {
-	for _, q := range s.queues {
-		if err := s.queue.LeaveGroup(ctx, q, s.consumer); err != nil {
-			s.log.Warn("chronos: leave consumer group", "queue", q, "error", err)
-		}
+	if err := s.queue.LeaveGroups(ctx, s.queues, s.consumer); err != nil {
+		s.log.Warn("chronos: leave consumer groups", "error", err)
 	}
 }
 
 // waitLoops waits for the fetcher and the forwarder to return, ending the
-// fetcher's blocking read early. The unblock is repeated because the
+// fetcher's blocking reads early. The unblock is repeated because the
 // fetcher may enter its read just after one was sent.
 func (s *Server) waitLoops(ctx context.Context) {
 	done := make(chan struct{})

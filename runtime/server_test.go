@@ -14,7 +14,6 @@ import (
 	"time"
 
 	chronos "github.com/chronos-go/chronos/runtime"
-	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
 func TestEnqueuedTaskReachesItsHandlerWithItsMetadata(t *testing.T) {
@@ -375,13 +374,13 @@ func TestDedupKeyMakesASecondEnqueueANoOpUntilItExpires(t *testing.T) {
 	if first.Duplicate || !second.Duplicate || second.ID != first.ID {
 		t.Fatalf("first = %+v, second = %+v", first, second)
 	}
-	if ttl := e.rdb.PTTL(ctx, rdb.NewKeys("").Dedup("report:2026-11-30")).Val(); ttl <= 0 || ttl > time.Hour {
+	if ttl := e.rdb.PTTL(ctx, partsOf(t, e.rdb, "").dedup("report:2026-11-30")).Val(); ttl <= 0 || ttl > time.Hour {
 		t.Fatalf("dedup key TTL = %v", ttl)
 	}
 
 	short := e.enqueue(t, Greet{}, chronos.WithDedupKey("short", time.Millisecond))
 	recv(t, done, "short run")
-	eventually(t, "dedup key expiry", func() bool { return e.rdb.Exists(ctx, rdb.NewKeys("").Dedup("short")).Val() == 0 })
+	eventually(t, "dedup key expiry", func() bool { return e.rdb.Exists(ctx, partsOf(t, e.rdb, "").dedup("short")).Val() == 0 })
 	again := e.enqueue(t, Greet{}, chronos.WithDedupKey("short", time.Millisecond))
 	if again.Duplicate || again.ID == short.ID {
 		t.Fatalf("after expiry: %+v", again)
@@ -399,7 +398,7 @@ func TestDedupKeyAppliesToDelayedTasks(t *testing.T) {
 	if !second.Duplicate || second.ID != first.ID {
 		t.Fatalf("second = %+v", second)
 	}
-	if n := e.rdb.ZCard(context.Background(), rdb.NewKeys("").Delayed("default")).Val(); n != 1 {
+	if n := partsOf(t, e.rdb, "").delayed("default"); n != 1 {
 		t.Fatalf("delayed tasks = %d", n)
 	}
 }
@@ -566,9 +565,7 @@ func TestTheStartContextBoundsOnlyTheStart(t *testing.T) {
 	cancel()
 	e.enqueue(t, Greet{}) // enqueued after the start context ended
 	recv(t, ran, "task")
-	consumers := func() int {
-		return len(e.rdb.XInfoConsumers(context.Background(), rdb.NewKeys("").Stream(chronos.DefaultQueue), rdb.Group).Val())
-	}
+	consumers := func() int { return len(partsOf(t, e.rdb, "").consumers(chronos.DefaultQueue)) }
 	if n := consumers(); n != 1 {
 		t.Fatalf("consumers while running = %d", n)
 	}
@@ -678,7 +675,7 @@ func TestEnqueueManyAddsEveryTaskInOneBatch(t *testing.T) {
 	if infos[2] != nil || infos[0] == nil || infos[1] == nil || infos[3] == nil {
 		t.Fatalf("infos = %v", infos)
 	}
-	if n := e.rdb.XLen(ctx, rdb.NewKeys("").Stream("bulk")).Val(); n != 3 {
+	if n := partsOf(t, e.rdb, "").xlen("bulk"); n != 3 {
 		t.Fatalf("stream length = %d, want 3", n)
 	}
 	dups, err := e.client.EnqueueMany(ctx, []chronos.TaskArgs{Greet{}, Greet{}}, chronos.WithDedupKey("batch", time.Minute))
@@ -718,11 +715,11 @@ func TestNamespacesKeepTheirKeysApart(t *testing.T) {
 	if _, err := billing.Enqueue(ctx, Greet{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.rdb.XLen(ctx, rdb.NewKeys("billing").Stream("default")).Val(); n != 1 {
-		t.Fatalf("{billing} stream length = %d", n)
+	if n := partsOf(t, e.rdb, "billing").xlen("default"); n != 1 {
+		t.Fatalf("billing stream length = %d", n)
 	}
-	if n := e.rdb.Exists(ctx, rdb.NewKeys("").Stream("default")).Val(); n != 0 {
-		t.Fatal("a billing task landed in the default namespace")
+	if ok, err := e.insp.NamespaceExists(ctx); err != nil || ok {
+		t.Fatalf("a billing task landed in the default namespace: NamespaceExists = %v, %v", ok, err)
 	}
 }
 

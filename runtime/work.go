@@ -12,8 +12,12 @@ import (
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
-// entryKey identifies a stream entry: entry IDs are unique per stream only.
-type entryKey struct{ queue, id string }
+// entryKey identifies a stream entry: entry IDs are unique per stream only,
+// and a queue has a stream in each partition.
+type entryKey struct {
+	part      int
+	queue, id string
+}
 
 // delivery is one stream entry taken by this server, from fetch to finish.
 type delivery struct {
@@ -59,11 +63,12 @@ func (s *Server) track(entries []rdb.Entry) []*delivery {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range entries {
-		if _, dup := s.inflight[entryKey{e.Queue, e.ID}]; dup {
+		k := entryKey{e.Partition, e.Queue, e.ID}
+		if _, dup := s.inflight[k]; dup {
 			continue
 		}
 		d := &delivery{entry: e}
-		s.inflight[entryKey{e.Queue, e.ID}] = d
+		s.inflight[k] = d
 		ds = append(ds, d)
 	}
 	return ds
@@ -71,7 +76,7 @@ func (s *Server) track(entries []rdb.Entry) []*delivery {
 
 func (s *Server) forget(d *delivery) {
 	s.mu.Lock()
-	if k := (entryKey{d.entry.Queue, d.entry.ID}); s.inflight[k] == d {
+	if k := (entryKey{d.entry.Partition, d.entry.Queue, d.entry.ID}); s.inflight[k] == d {
 		delete(s.inflight, k)
 	}
 	s.mu.Unlock()
@@ -272,14 +277,15 @@ func (s *Server) reportFailure(r *run) {
 // logs it. It reports whether this delivery's outcome was recorded.
 func (s *Server) finish(d *delivery, r *run) bool {
 	f := &rdb.Finish{
-		Queue:   d.entry.Queue,
-		EntryID: d.entry.ID,
-		Outcome: r.outcome,
-		TaskID:  r.m.ID,
-		Kind:    r.m.Kind,
-		RunsCap: max(s.cfg.RunRetention, 0),
-		DeadCap: s.cfg.DeadRetention,
-		Overlap: r.m.Overlap,
+		Partition: d.entry.Partition,
+		Queue:     d.entry.Queue,
+		EntryID:   d.entry.ID,
+		Outcome:   r.outcome,
+		TaskID:    r.m.ID,
+		Kind:      r.m.Kind,
+		RunsCap:   max(s.cfg.RunRetention, 0),
+		DeadCap:   s.cfg.DeadRetention,
+		Overlap:   r.m.Overlap,
 	}
 	switch r.outcome {
 	case rdb.Retry:

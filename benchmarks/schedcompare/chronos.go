@@ -169,39 +169,45 @@ func (f *firstFiring) TriggerFired(t chronos.FiredTrigger) {
 
 func (f *firstFiring) at() *time.Time { return f.t.Load() }
 
-// chronosKey finds the key of chronos's default queue of the given type
-// ("stream" for the queue, "zset" for its delayed set) by its name's suffix
-// (q:default, delayed:default): the key layout is chronos's storage format
-// (runtime/internal/rdb), which this module cannot import.
-func chronosKey(ctx context.Context, admin *redis.Client, suffix, typ string) (string, error) {
+// chronosKeys finds the keys of chronos's default queue of the given type
+// ("stream" for the queue, "zset" for its delayed set), one per partition
+// of the namespace, by their names' suffix (q:default, delayed:default):
+// the key layout is chronos's storage format (runtime/internal/rdb), which
+// this module cannot import.
+func chronosKeys(ctx context.Context, admin *redis.Client, suffix, typ string) ([]string, error) {
 	keys, err := admin.Keys(ctx, "*"+suffix+chronos.DefaultQueue).Result()
 	if err != nil {
-		return "", fmt.Errorf("chronos: find the %s key: %w", suffix, err)
+		return nil, fmt.Errorf("chronos: find the %s keys: %w", suffix, err)
 	}
+	var out []string
 	for _, k := range keys {
 		if t, _ := admin.Type(ctx, k).Result(); t == typ {
-			return k, nil
+			out = append(out, k)
 		}
 	}
-	return "", nil
+	return out, nil
 }
 
 // waitForwarded waits, up to limit, until no task of a trigger before end
-// is left in the delayed set: the leader fires triggers ahead into it and
-// the Server's forwarder moves each to the stream at its time, so a task
+// is left in a delayed set: the leader fires triggers ahead into them and
+// the Server's forwarder moves each to its stream at its time, so a task
 // still there has not reached the stream yet. It returns those left when
 // the limit passed, each with its lag so far.
 func waitForwarded(ctx context.Context, admin *redis.Client, end time.Time, limit time.Duration) ([]fireLag, error) {
-	key, err := chronosKey(ctx, admin, "delayed:", "zset")
-	if err != nil || key == "" {
+	keys, err := chronosKeys(ctx, admin, "delayed:", "zset")
+	if err != nil || len(keys) == 0 {
 		return nil, err // nothing was ever delayed
 	}
 	before := strconv.FormatInt(end.UnixMilli()-1, 10)
 	deadline := time.Now().Add(limit)
 	for {
-		n, err := admin.ZCount(ctx, key, "-inf", before).Result()
-		if err != nil {
-			return nil, fmt.Errorf("chronos: read the delayed set: %w", err)
+		var n int64
+		for _, key := range keys {
+			c, err := admin.ZCount(ctx, key, "-inf", before).Result()
+			if err != nil {
+				return nil, fmt.Errorf("chronos: read the delayed set %s: %w", key, err)
+			}
+			n += c
 		}
 		if n == 0 {
 			return nil, nil
@@ -211,19 +217,21 @@ func waitForwarded(ctx context.Context, admin *redis.Client, end time.Time, limi
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	members, err := admin.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-inf", Max: before}).Result()
-	if err != nil {
-		return nil, fmt.Errorf("chronos: read the delayed set: %w", err)
-	}
 	now := time.Now()
 	var out []fireLag
-	for _, m := range members {
-		trig, err := triggerOf(m)
+	for _, key := range keys {
+		members, err := admin.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-inf", Max: before}).Result()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("chronos: read the delayed set %s: %w", key, err)
 		}
-		if !trig.IsZero() {
-			out = append(out, fireLag{trigger: trig, lag: now.Sub(trig)})
+		for _, m := range members {
+			trig, err := triggerOf(m)
+			if err != nil {
+				return nil, err
+			}
+			if !trig.IsZero() {
+				out = append(out, fireLag{trigger: trig, lag: now.Sub(trig)})
+			}
 		}
 	}
 	return out, nil
@@ -244,51 +252,54 @@ func triggerOf(encoded string) (time.Time, error) {
 	return time.UnixMilli(m.Trigger), nil
 }
 
-// streamLags reads the chronos stream of the default queue and returns,
-// for each task whose trigger time is in [from, to), the stream entry's
-// time minus the trigger time: when the task reached the queue (the entry
-// ID's millisecond part, from Redis's clock on this machine: the fire
-// script's XADD, or the forwarder's for a trigger fired ahead) minus when
-// it was meant to fire. It does not use Task.EnqueuedAt, which the
-// scheduler stamps before it sends a burst's pipeline, and before the
-// fire time for a trigger fired ahead.
+// streamLags reads the chronos streams of the default queue, one per
+// partition of the namespace, and returns, for each task whose trigger time
+// is in [from, to), the stream entry's time minus the trigger time: when
+// the task reached the queue (the entry ID's millisecond part, from Redis's
+// clock on this machine: the fire script's XADD, or the forwarder's for a
+// trigger fired ahead) minus when it was meant to fire. It does not use
+// Task.EnqueuedAt, which the scheduler stamps before it sends a burst's
+// pipeline, and before the fire time for a trigger fired ahead.
 //
-// The stream key and the entry's "m" field with its "trigger" member are
+// The stream keys and the entry's "m" field with its "trigger" member are
 // chronos's storage format (runtime/internal/rdb), which this module cannot
-// import; the key is found by its suffix.
+// import; the keys are found by their suffix.
 func streamLags(ctx context.Context, admin *redis.Client, from, to time.Time) ([]fireLag, error) {
-	key, err := chronosKey(ctx, admin, "q:", "stream")
+	keys, err := chronosKeys(ctx, admin, "q:", "stream")
 	if err != nil {
 		return nil, err
 	}
-	if key == "" {
+	if len(keys) == 0 {
 		return nil, fmt.Errorf("chronos: no stream for queue %q", chronos.DefaultQueue)
 	}
 	var lags []fireLag
-	for next := "-"; ; {
-		xs, err := admin.XRangeN(ctx, key, next, "+", 10_000).Result()
-		if err != nil {
-			return nil, fmt.Errorf("chronos: read stream: %w", err)
-		}
-		for _, x := range xs {
-			s, _ := x.Values["m"].(string)
-			trig, err := triggerOf(s)
+	for _, key := range keys {
+		for next := "-"; ; {
+			xs, err := admin.XRangeN(ctx, key, next, "+", 10_000).Result()
 			if err != nil {
-				return nil, fmt.Errorf("chronos: stream entry %s: %w", x.ID, err)
+				return nil, fmt.Errorf("chronos: read stream %s: %w", key, err)
 			}
-			ms, _, _ := strings.Cut(x.ID, "-")
-			at, err := strconv.ParseInt(ms, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("chronos: stream entry ID %q: %w", x.ID, err)
+			for _, x := range xs {
+				s, _ := x.Values["m"].(string)
+				trig, err := triggerOf(s)
+				if err != nil {
+					return nil, fmt.Errorf("chronos: stream entry %s: %w", x.ID, err)
+				}
+				ms, _, _ := strings.Cut(x.ID, "-")
+				at, err := strconv.ParseInt(ms, 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("chronos: stream entry ID %q: %w", x.ID, err)
+				}
+				if trig.IsZero() || trig.Before(from) || !trig.Before(to) {
+					continue
+				}
+				lags = append(lags, fireLag{trigger: trig, lag: time.UnixMilli(at).Sub(trig)})
 			}
-			if trig.IsZero() || trig.Before(from) || !trig.Before(to) {
-				continue
+			if len(xs) < 10_000 {
+				break
 			}
-			lags = append(lags, fireLag{trigger: trig, lag: time.UnixMilli(at).Sub(trig)})
+			next = "(" + xs[len(xs)-1].ID
 		}
-		if len(xs) < 10_000 {
-			return lags, nil
-		}
-		next = "(" + xs[len(xs)-1].ID
 	}
+	return lags, nil
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,9 +49,10 @@ func TestEverythingRunsAsAnACLUserWithExactlyACLRules(t *testing.T) {
 		runSecured(t, d, c.TLSFiles(), []string{"-redis", "rediss://" + acltest.User + ":" + acltest.Password + "@" + c.Addrs()[1], "-cluster"},
 			func() {
 				// A migrating slot answers ASK, which go-redis follows
-				// with ASKING on the importing node.
+				// with ASKING on the importing node: the slot of one of
+				// the namespace's partitions, where ListRuns reads.
 				insp := chronos.NewInspector(d.User())
-				acltest.WhileSlotMigrates(t, c, "chronos", func() {
+				acltest.WhileSlotMigrates(t, c, partitionTag(t, c.Client()), func() {
 					if runs, err := insp.ListRuns(context.Background(), "acl_never_ran", 10); err != nil || len(runs) != 0 {
 						t.Errorf("ListRuns while the slot migrates = %v, %v", runs, err)
 					}
@@ -59,6 +61,31 @@ func TestEverythingRunsAsAnACLUserWithExactlyACLRules(t *testing.T) {
 		checkUncalled(t, d, rules, "+wait", "+info|replication") // Start refuses Replicas with a cluster client
 		checkDenials(t, d, c.Client())
 	})
+}
+
+// partitionTag is the hash tag of a partition of the default namespace:
+// that of a queue stream, which every partition has once a server ran.
+func partitionTag(t *testing.T, c redis.UniversalClient) string {
+	t.Helper()
+	var (
+		mu  sync.Mutex
+		tag string
+	)
+	err := c.(*redis.ClusterClient).ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
+		iter := m.Scan(ctx, 0, "{chronos:p*}:q:*", 1000).Iterator()
+		for iter.Next(ctx) {
+			if k := iter.Val(); strings.Contains(k, "}") {
+				mu.Lock()
+				tag = k[1:strings.Index(k, "}")]
+				mu.Unlock()
+			}
+		}
+		return iter.Err()
+	})
+	if err != nil || tag == "" {
+		t.Fatalf("no partition of the default namespace: %q, %v", tag, err)
+	}
+	return tag
 }
 
 // runSecured runs the service, the CLI and the console on d as the ACL

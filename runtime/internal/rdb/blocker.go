@@ -2,7 +2,11 @@ package rdb
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -86,3 +90,210 @@ func (b *Blocker) Unblock(ctx context.Context) {
 
 // Close releases the dedicated connection.
 func (b *Blocker) Close() { b.Reset() }
+
+// Blockers are a fetcher's blocking reads over every partition of a Store
+// (docs/queue.md, "Wake-ups"). Off a cluster they are one dedicated
+// connection and one XREADGROUP over every partition's streams, so an idle
+// server of a partitioned namespace waits exactly as one of a single-tag
+// namespace does. On a Redis Cluster one command cannot read streams of
+// different slots (CROSSSLOT), even when one master owns them, so there is
+// one dedicated connection per partition; Read blocks on all of them at
+// once and, as soon as one returns, ends the others with CLIENT UNBLOCK.
+// The reads are Read's own goroutines: it returns only once every one of
+// them has.
+type Blockers struct {
+	s  *Store
+	bs []*Blocker // one off a cluster, else one per partition
+}
+
+// NewBlockers returns the Blockers of s. They dial nothing until the first
+// Read.
+func NewBlockers(s *Store) *Blockers {
+	b := &Blockers{s: s}
+	if s.combined() {
+		b.bs = []*Blocker{NewBlocker(s.Parts[0])}
+		return b
+	}
+	for _, r := range s.Parts {
+		b.bs = append(b.bs, NewBlocker(r))
+	}
+	return b
+}
+
+// Read waits up to block for new entries on any of streams and returns up
+// to n of each stream that has some. It returns no entries and no error
+// when block passes without any. A failed read's connection is dropped, so
+// the next Read dials afresh (after a failover, to the new master).
+func (b *Blockers) Read(ctx context.Context, consumer string, streams []PartQueue, n int, block time.Duration) ([]Entry, error) {
+	if len(streams) == 0 {
+		return nil, nil
+	}
+	if len(b.bs) == 1 {
+		bl := b.bs[0]
+		es, err := b.s.blockRead(ctx, bl.Cmd(ctx), consumer, streams, n, block)
+		if err != nil {
+			bl.Reset()
+		}
+		return es, err
+	}
+	var byPart [][]PartQueue // in the order of streams' partitions
+	for _, pq := range streams {
+		i := slices.IndexFunc(byPart, func(g []PartQueue) bool { return g[0].Part == pq.Part })
+		if i < 0 {
+			byPart = append(byPart, nil)
+			i = len(byPart) - 1
+		}
+		byPart[i] = append(byPart[i], pq)
+	}
+	if len(byPart) == 1 {
+		bl := b.bs[byPart[0][0].Part]
+		es, err := b.s.blockRead(ctx, bl.Cmd(ctx), consumer, byPart[0], n, block)
+		if err != nil {
+			bl.Reset()
+		}
+		return es, err
+	}
+	type result struct {
+		es  []Entry
+		err error
+	}
+	res := make([]result, len(byPart))
+	done := make(chan int, len(byPart))
+	for i, g := range byPart {
+		go func() {
+			bl := b.bs[g[0].Part]
+			es, err := b.s.blockRead(ctx, bl.Cmd(ctx), consumer, g, n, block)
+			if err != nil {
+				bl.Reset()
+			}
+			res[i] = result{es, err}
+			done <- i
+		}()
+	}
+	running := make([]bool, len(byPart))
+	for i := range running {
+		running[i] = true
+	}
+	unblock := func() {
+		var bs []*Blocker
+		for i, g := range byPart {
+			if running[i] {
+				bs = append(bs, b.bs[g[0].Part])
+			}
+		}
+		unblockAll(ctx, b.s.C, bs)
+	}
+	var again <-chan time.Time // after the first unblock: the reads that began after it
+	for left := len(byPart); left > 0; {
+		select {
+		case i := <-done:
+			left--
+			running[i] = false
+			if again == nil && left > 0 && (len(res[i].es) > 0 || res[i].err != nil) {
+				unblock()
+				t := time.NewTicker(20 * time.Millisecond)
+				defer t.Stop()
+				again = t.C
+			}
+		case <-again:
+			unblock()
+		}
+	}
+	var (
+		out  []Entry
+		errs []error
+	)
+	for _, r := range res {
+		out = append(out, r.es...)
+		if r.err != nil {
+			errs = append(errs, r.err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// Unblock ends the blocking reads in progress, if any; they return as if
+// they had timed out.
+func (b *Blockers) Unblock(ctx context.Context) { unblockAll(ctx, b.s.C, b.bs) }
+
+// Close releases the dedicated connections.
+func (b *Blockers) Close() {
+	for _, bl := range b.bs {
+		bl.Close()
+	}
+}
+
+// unblockAll ends the blocking reads of bs: one pipeline of CLIENT UNBLOCK
+// per node holding some of their connections.
+func unblockAll(ctx context.Context, c redis.UniversalClient, bs []*Blocker) {
+	if len(bs) == 1 {
+		bs[0].Unblock(ctx)
+		return
+	}
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		for _, bl := range bs {
+			bl.Unblock(ctx)
+		}
+		return
+	}
+	byNode := map[*redis.Client][]int64{}
+	for _, bl := range bs {
+		bl.mu.Lock()
+		id := bl.id
+		bl.mu.Unlock()
+		if id == 0 {
+			continue
+		}
+		m, err := cc.MasterForKey(ctx, bl.r.K.Dead())
+		if err != nil {
+			continue
+		}
+		byNode[m] = append(byNode[m], id)
+	}
+	for m, ids := range byNode {
+		_, _ = m.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, id := range ids {
+				p.ClientUnblock(ctx, id)
+			}
+			return nil
+		})
+	}
+}
+
+// blockRead is one XREADGROUP BLOCK on c over streams: on a cluster,
+// streams of one partition; off a cluster, of any (slots do not matter on
+// a single server).
+func (s *Store) blockRead(ctx context.Context, c redis.Cmdable, consumer string, streams []PartQueue, n int, block time.Duration) ([]Entry, error) {
+	keys := make([]string, 0, 2*len(streams))
+	for _, pq := range streams {
+		keys = append(keys, s.Parts[pq.Part].keysOf(pq.Queue).stream)
+	}
+	for range streams {
+		keys = append(keys, ">")
+	}
+	if block < time.Millisecond {
+		block = time.Millisecond
+	}
+	res, err := c.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group: Group, Consumer: consumer, Streams: keys, Count: int64(n), Block: block,
+	}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rdb: blocking fetch: %w", err)
+	}
+	var out []Entry
+	for _, st := range res {
+		i := slices.Index(keys[:len(streams)], st.Stream)
+		if i < 0 {
+			return out, fmt.Errorf("rdb: blocking fetch: reply for unknown stream %q", st.Stream)
+		}
+		for _, m := range st.Messages {
+			msg, _ := m.Values["m"].(string)
+			out = append(out, Entry{Partition: streams[i].Part, Queue: streams[i].Queue, ID: m.ID, Msg: msg})
+		}
+	}
+	return out, nil
+}

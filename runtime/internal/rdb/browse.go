@@ -3,7 +3,6 @@ package rdb
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,16 +12,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// This file holds the read-only operations that browse a namespace: find
-// its queues and kinds, page through streams and delayed sets, and count
-// dead letters by queue. Operators' tools (the Inspector, the console) use
-// them; no worker path does.
+// This file holds the read-only operations that browse one partition: page
+// through its streams and delayed sets, find a delayed task, count dead
+// letters by queue; store_browse.go combines them over every partition.
+// Operators' tools (the Inspector, the console) use them; no worker path
+// does.
 
-// ScanKeys returns up to limit keys matching pattern, read with SCAN (on
+// scanKeys returns up to limit keys matching pattern, read with SCAN (on
 // every primary of a Redis Cluster), so Redis is never blocked by a KEYS.
 // The order is unspecified and a key may be missing if it was created
 // during the scan.
-func (r *RDB) ScanKeys(ctx context.Context, pattern string, limit int) ([]string, error) {
+func scanKeys(ctx context.Context, c redis.UniversalClient, pattern string, limit int) ([]string, error) {
 	var (
 		mu  sync.Mutex
 		out []string
@@ -45,10 +45,10 @@ func (r *RDB) ScanKeys(ctx context.Context, pattern string, limit int) ([]string
 		}
 	}
 	var err error
-	if cc, ok := r.C.(*redis.ClusterClient); ok {
+	if cc, ok := c.(*redis.ClusterClient); ok {
 		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
 	} else {
-		err = scan(ctx, r.C)
+		err = scan(ctx, c)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("rdb: scan %s: %w", pattern, err)
@@ -90,7 +90,7 @@ func (r *RDB) StreamRange(ctx context.Context, queue, start, end string, count i
 	out := make([]Entry, len(msgs))
 	for i, m := range msgs {
 		s, _ := m.Values["m"].(string)
-		out[i] = Entry{Queue: queue, ID: m.ID, Msg: s}
+		out[i] = Entry{Partition: r.Part, Queue: queue, ID: m.ID, Msg: s}
 	}
 	return out, nil
 }
@@ -98,8 +98,9 @@ func (r *RDB) StreamRange(ctx context.Context, queue, start, end string, count i
 // DelayedTask is one member of a delayed set: the encoded task and when it
 // is due.
 type DelayedTask struct {
-	Msg string
-	Due time.Time
+	Msg       string
+	Due       time.Time
+	Partition int
 }
 
 // DelayedRange returns up to count delayed tasks of queue, earliest due
@@ -112,7 +113,7 @@ func (r *RDB) DelayedRange(ctx context.Context, queue string, offset, count int)
 	out := make([]DelayedTask, len(zs))
 	for i, z := range zs {
 		s, _ := z.Member.(string)
-		out[i] = DelayedTask{Msg: s, Due: time.UnixMilli(int64(z.Score))}
+		out[i] = DelayedTask{Msg: s, Due: time.UnixMilli(int64(z.Score)), Partition: r.Part}
 	}
 	return out, nil
 }
@@ -135,7 +136,7 @@ func (r *RDB) FindDelayed(ctx context.Context, queue, id string) (DelayedTask, e
 				continue
 			}
 			score, _ := strconv.ParseFloat(kv[i+1], 64)
-			return DelayedTask{Msg: kv[i], Due: time.UnixMilli(int64(score))}, nil
+			return DelayedTask{Msg: kv[i], Due: time.UnixMilli(int64(score)), Partition: r.Part}, nil
 		}
 		if next == 0 {
 			return DelayedTask{}, fmt.Errorf("rdb: delayed task %s in %q: %w", id, queue, ErrNotFound)
@@ -144,16 +145,15 @@ func (r *RDB) FindDelayed(ctx context.Context, queue, id string) (DelayedTask, e
 	}
 }
 
-// DeadCountsByQueue returns the number of dead letters of each queue,
+// deadCountsByQueue adds to out the number of dead letters of each queue,
 // reading the dead-letter hash with HSCAN. It costs one pass over every
 // dead letter (at most ServerConfig.DeadRetention of them).
-func (r *RDB) DeadCountsByQueue(ctx context.Context) (map[string]int, error) {
-	out := map[string]int{}
+func (r *RDB) deadCountsByQueue(ctx context.Context, out map[string]int) error {
 	var cursor uint64
 	for {
 		kv, next, err := r.C.HScan(ctx, r.K.Dead(), cursor, "", 500).Result()
 		if err != nil {
-			return nil, fmt.Errorf("rdb: count dead letters by queue: %w", err)
+			return fmt.Errorf("rdb: count dead letters by queue: %w", err)
 		}
 		for i := 1; i < len(kv); i += 2 {
 			var m struct {
@@ -164,45 +164,8 @@ func (r *RDB) DeadCountsByQueue(ctx context.Context) (map[string]int, error) {
 			}
 		}
 		if next == 0 {
-			return out, nil
+			return nil
 		}
 		cursor = next
 	}
-}
-
-// RunsRange returns up to count run records of kind from start to end, in
-// XRANGE syntax, oldest first.
-func (r *RDB) RunsRange(ctx context.Context, kind, start, end string, count int) ([]RunRecord, error) {
-	msgs, err := r.C.XRangeN(ctx, r.keysOf(kind).runs, start, end, int64(count)).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("rdb: read runs of %q: %w", kind, err)
-	}
-	out := make([]RunRecord, len(msgs))
-	for i, m := range msgs {
-		out[i] = decodeRunRecord(m.Values)
-	}
-	return out, nil
-}
-
-// RunsSince returns, for each of kinds, up to count run records written
-// at or after since, oldest first, in one pipeline.
-func (r *RDB) RunsSince(ctx context.Context, kinds []string, since time.Time, count int) (map[string][]RunRecord, error) {
-	start := strconv.FormatInt(since.UnixMilli(), 10)
-	cmds := make([]*redis.XMessageSliceCmd, len(kinds))
-	_, err := r.C.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, k := range kinds {
-			cmds[i] = p.XRangeN(ctx, r.keysOf(k).runs, start, "+", int64(count))
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("rdb: read recent runs: %w", err)
-	}
-	out := make(map[string][]RunRecord, len(kinds))
-	for i, k := range kinds {
-		for _, m := range cmds[i].Val() {
-			out[k] = append(out[k], decodeRunRecord(m.Values))
-		}
-	}
-	return out, nil
 }

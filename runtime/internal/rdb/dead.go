@@ -11,20 +11,27 @@ import (
 // ErrNotFound is returned when a dead letter does not exist.
 var ErrNotFound = errors.New("rdb: not found")
 
-// ListDead returns up to limit dead letters, newest first, skipping offset.
-func (r *RDB) ListDead(ctx context.Context, offset, limit int) ([]*Message, error) {
-	ids, err := r.C.ZRevRange(ctx, r.K.DeadIndex(), int64(offset), int64(offset+limit-1)).Result()
+// deadPage reads up to limit dead letters of the partition, most recent
+// death first, skipping offset, with their times of death: one round trip
+// for the index, one for the letters. n is how many IDs the index gave,
+// counting those deleted between the two reads, which are left out.
+func (r *RDB) deadPage(ctx context.Context, offset, limit int) (out []DeadLetter, n int, err error) {
+	zs, err := r.C.ZRevRangeWithScores(ctx, r.K.DeadIndex(), int64(offset), int64(offset+limit-1)).Result()
 	if err != nil {
-		return nil, fmt.Errorf("rdb: list dead letters: %w", err)
+		return nil, 0, fmt.Errorf("rdb: list dead letters: %w", err)
 	}
-	if len(ids) == 0 {
-		return nil, nil
+	if len(zs) == 0 {
+		return nil, 0, nil
+	}
+	ids := make([]string, len(zs))
+	for i, z := range zs {
+		ids[i], _ = z.Member.(string)
 	}
 	vals, err := r.C.HMGet(ctx, r.K.Dead(), ids...).Result()
 	if err != nil {
-		return nil, fmt.Errorf("rdb: list dead letters: %w", err)
+		return nil, 0, fmt.Errorf("rdb: list dead letters: %w", err)
 	}
-	out := make([]*Message, 0, len(vals))
+	out = make([]DeadLetter, 0, len(vals))
 	for i, v := range vals {
 		s, ok := v.(string)
 		if !ok {
@@ -32,32 +39,11 @@ func (r *RDB) ListDead(ctx context.Context, offset, limit int) ([]*Message, erro
 		}
 		m, err := Decode([]byte(s))
 		if err != nil {
-			return nil, fmt.Errorf("rdb: dead letter %s: %w", ids[i], err)
+			return nil, 0, fmt.Errorf("rdb: dead letter %s: %w", ids[i], err)
 		}
-		out = append(out, m)
+		out = append(out, DeadLetter{Message: m, Partition: r.Part, at: zs[i].Score})
 	}
-	return out, nil
-}
-
-// CountDead returns the number of dead letters.
-func (r *RDB) CountDead(ctx context.Context) (int, error) {
-	n, err := r.C.HLen(ctx, r.K.Dead()).Result()
-	if err != nil {
-		return 0, fmt.Errorf("rdb: count dead letters: %w", err)
-	}
-	return int(n), nil
-}
-
-// GetDead returns the dead letter of task id.
-func (r *RDB) GetDead(ctx context.Context, id string) (*Message, error) {
-	s, err := r.C.HGet(ctx, r.K.Dead(), id).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("rdb: dead letter %s: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("rdb: dead letter %s: %w", id, err)
-	}
-	return Decode([]byte(s))
+	return out, len(zs), nil
 }
 
 // RequeueDead moves dead letter m.ID back to the stream of m.Queue as m.
@@ -77,18 +63,6 @@ func (r *RDB) RequeueDead(ctx context.Context, m *Message) error {
 	return nil
 }
 
-// DeleteDead deletes dead letter id.
-func (r *RDB) DeleteDead(ctx context.Context, id string) error {
-	n, err := deleteDeadScript.Run(ctx, r.C, []string{r.K.Dead(), r.K.DeadIndex()}, id).Int64()
-	if err != nil {
-		return fmt.Errorf("rdb: delete dead letter %s: %w", id, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("rdb: delete dead letter %s: %w", id, ErrNotFound)
-	}
-	return nil
-}
-
 // QueueStats are the sizes of one queue.
 type QueueStats struct {
 	Stream  int64 // entries in the stream: ready plus running
@@ -97,30 +71,6 @@ type QueueStats struct {
 	// OldestPending is the entry ID of the oldest pending entry ("" if none).
 	OldestPending string
 	Paused        bool
-}
-
-// QueueStats reads the sizes of queue in one pipeline.
-func (r *RDB) QueueStats(ctx context.Context, queue string) (QueueStats, error) {
-	k := r.keysOf(queue)
-	var xlen, zcard *redis.IntCmd
-	var pend *redis.XPendingCmd
-	var paused *redis.BoolCmd
-	_, err := r.C.Pipelined(ctx, func(p redis.Pipeliner) error {
-		xlen = p.XLen(ctx, k.stream)
-		pend = p.XPending(ctx, k.stream, Group)
-		zcard = p.ZCard(ctx, k.delayed)
-		paused = p.SIsMember(ctx, r.K.Paused(), queue)
-		return nil
-	})
-	var st QueueStats
-	if err != nil && !IsNoGroup(err) {
-		return st, fmt.Errorf("rdb: stats of queue %q: %w", queue, err)
-	}
-	st.Stream, st.Delayed, st.Paused = xlen.Val(), zcard.Val(), paused.Val()
-	if p, err := pend.Result(); err == nil {
-		st.Pending, st.OldestPending = p.Count, p.Lower
-	}
-	return st, nil
 }
 
 // oldestReadyScript returns the ID of the oldest entry of a queue stream
@@ -143,16 +93,3 @@ local e = redis.call('XRANGE', KEYS[1], '(' .. last, '+', 'COUNT', 1)
 if #e == 0 then return false end
 return e[1][1]
 `)
-
-// OldestReady returns the entry ID of the oldest task of queue that no
-// worker has taken yet, or "" when there is none. One round trip.
-func (r *RDB) OldestReady(ctx context.Context, queue string) (string, error) {
-	id, err := oldestReadyScript.Run(ctx, r.C, []string{r.keysOf(queue).stream}, Group).Text()
-	if errors.Is(err, redis.Nil) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("rdb: oldest ready task of %q: %w", queue, err)
-	}
-	return id, nil
-}

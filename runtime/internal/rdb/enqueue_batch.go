@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"sync"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // EnqueueBatcher group-commits enqueues: concurrent calls share pipelines,
@@ -15,6 +17,9 @@ import (
 // pipeline. Under load, a round trip per task becomes one per batch; no
 // timer is involved, since batches form while earlier ones are in flight.
 //
+// Calls for different partitions share pipelines too: a cluster client
+// splits a pipeline into one per master and sends them in parallel.
+//
 // Each enqueue is still its own command (an XADD or the enqueue script)
 // with its own result, its own dedup key and its own error: sharing a
 // pipeline makes nothing atomic and nothing dependent on another call.
@@ -23,7 +28,7 @@ import (
 // does, so a batcher that is never closed leaves nothing behind. Close
 // waits for them and makes later calls send on their own.
 type EnqueueBatcher struct {
-	r *RDB
+	c redis.UniversalClient
 
 	mu       sync.Mutex
 	idle     sync.Cond // signalled when inflight drops; Close waits on it
@@ -50,15 +55,16 @@ type enqueueReq struct {
 	done chan struct{}
 }
 
-// NewEnqueueBatcher returns a batcher over r. It starts no goroutine.
-func NewEnqueueBatcher(r *RDB) *EnqueueBatcher {
-	b := &EnqueueBatcher{r: r}
+// NewEnqueueBatcher returns a batcher over c. It starts no goroutine.
+func NewEnqueueBatcher(c redis.UniversalClient) *EnqueueBatcher {
+	b := &EnqueueBatcher{c: c}
 	b.idle.L = &b.mu
 	return b
 }
 
-// Enqueue enqueues it as RDB.EnqueueItems would on its own, storing the
-// result (GotID, Duplicate, Err) in it. It returns an error only when ctx
+// Enqueue enqueues it into its partition (it.To, which must be set) as
+// EnqueueItems would on its own, storing the result (GotID, Duplicate,
+// Err) in it. It returns an error only when ctx
 // ended first: if the call was still waiting, nothing was sent; if its
 // batch was already on its way, the task may have been enqueued, as with
 // any Redis call cancelled in flight.
@@ -70,7 +76,7 @@ func (b *EnqueueBatcher) Enqueue(ctx context.Context, it *EnqueueItem) error {
 			b.inflight++
 		}
 		b.mu.Unlock()
-		err := b.r.EnqueueItems(ctx, []*EnqueueItem{it})
+		err := EnqueueItems(ctx, b.c, []*EnqueueItem{it})
 		if direct {
 			b.done()
 		}
@@ -134,7 +140,7 @@ func (b *EnqueueBatcher) send() {
 		// No caller's context: the batch carries many callers' enqueues,
 		// and each caller stops waiting on its own context. The client's
 		// timeouts bound the round trip.
-		if err := b.r.EnqueueItems(context.Background(), items); err != nil {
+		if err := EnqueueItems(context.Background(), b.c, items); err != nil {
 			for _, it := range items {
 				if it.Err == nil && it.GotID == "" {
 					it.Err = err

@@ -28,9 +28,9 @@ func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	return func(ctx context.Context, cmds []redis.Cmder) error { c.n.Add(1); return next(ctx, cmds) }
 }
 
-func item(i int, now time.Time) *EnqueueItem {
+func item(r *RDB, i int, now time.Time) *EnqueueItem {
 	id := fmt.Sprintf("t%03d", i)
-	return &EnqueueItem{Queue: "q", Msg: []byte(`{"id":"` + id + `"}`), ID: id, Now: now}
+	return &EnqueueItem{To: r, Queue: "q", Msg: []byte(`{"id":"` + id + `"}`), ID: id, Now: now}
 }
 
 // Concurrent enqueues share round trips, and each gets its own result:
@@ -45,7 +45,7 @@ func TestEnqueueBatcherGivesEachCallItsOwnResult(t *testing.T) {
 	c.AddHook(trips)
 	r := New(c, "")
 	ctx := context.Background()
-	b := NewEnqueueBatcher(r)
+	b := NewEnqueueBatcher(r.C)
 	defer b.Close()
 
 	const n = 300
@@ -61,7 +61,7 @@ func TestEnqueueBatcherGivesEachCallItsOwnResult(t *testing.T) {
 		items := make([]*EnqueueItem, n)
 		var wg sync.WaitGroup
 		for i := range n {
-			it := item(i, now)
+			it := item(r, i, now)
 			switch i % 3 {
 			case 1:
 				it.Due = now.Add(time.Hour)
@@ -125,7 +125,7 @@ func TestEnqueueBatcherCancelledWhileWaiting(t *testing.T) {
 	c := s.Client()
 	r := New(c, "")
 	ctx := context.Background()
-	b := NewEnqueueBatcher(r)
+	b := NewEnqueueBatcher(r.C)
 	defer b.Close()
 	if err := c.Ping(ctx).Err(); err != nil {
 		t.Fatal(err)
@@ -140,7 +140,7 @@ func TestEnqueueBatcherCancelledWhileWaiting(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range enqueueSenders {
 		wg.Go(func() {
-			if err := b.Enqueue(ctx, item(i, now)); err != nil {
+			if err := b.Enqueue(ctx, item(r, i, now)); err != nil {
 				t.Error(err)
 			}
 		})
@@ -154,7 +154,7 @@ func TestEnqueueBatcherCancelledWhileWaiting(t *testing.T) {
 	cctx, cancel := context.WithTimeoutCause(ctx, 50*time.Millisecond, errors.New("caller gave up"))
 	defer cancel()
 	start := time.Now()
-	err := b.Enqueue(cctx, item(99, now))
+	err := b.Enqueue(cctx, item(r, 99, now))
 	if err == nil || err.Error() != "caller gave up" {
 		t.Errorf("cancelled enqueue: error %v, want the context's cause", err)
 	}
@@ -180,9 +180,9 @@ func TestEnqueueBatcherLeavesNoGoroutines(t *testing.T) {
 	s := redistest.Start(t)
 	r := New(s.Client(), "")
 	ctx := context.Background()
-	b := NewEnqueueBatcher(r)
+	b := NewEnqueueBatcher(r.C)
 	for i := range 20 {
-		if err := b.Enqueue(ctx, item(i, time.Now())); err != nil {
+		if err := b.Enqueue(ctx, item(r, i, time.Now())); err != nil {
 			t.Fatal(err)
 		}
 		if n := senders(); n != 0 {
@@ -192,7 +192,7 @@ func TestEnqueueBatcherLeavesNoGoroutines(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 200 {
 		wg.Go(func() {
-			if err := b.Enqueue(ctx, item(100+i, time.Now())); err != nil {
+			if err := b.Enqueue(ctx, item(r, 100+i, time.Now())); err != nil {
 				t.Error(err)
 			}
 		})
@@ -202,7 +202,7 @@ func TestEnqueueBatcherLeavesNoGoroutines(t *testing.T) {
 	if n := senders(); n != 0 {
 		t.Errorf("%d sender goroutines after Close", n)
 	}
-	it := item(999, time.Now())
+	it := item(r, 999, time.Now())
 	if err := b.Enqueue(ctx, it); err != nil || it.Err != nil || it.GotID != it.ID {
 		t.Errorf("enqueue after Close: %v, %v, %q", err, it.Err, it.GotID)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/chronos-go/chronos/internal/redistest"
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 )
 
 // pending adds n entries to queue q and reads them as consumer, returning
@@ -44,7 +45,7 @@ func TestFinishBatcherGivesEachOutcomeItsOwnResult(t *testing.T) {
 	s := redistest.Start(t)
 	r := New(s.Client(), "")
 	ctx := context.Background()
-	b := NewFinishBatcher(r)
+	b := NewFinishBatcher(single(r))
 	defer b.Close()
 
 	const n = 200
@@ -106,7 +107,7 @@ func TestFinishBatchReloadsTheScript(t *testing.T) {
 	for i, id := range ids {
 		batch = append(batch, &finishReq{consumer: "w", f: &Finish{Queue: "q", EntryID: id, Outcome: Done, TaskID: fmt.Sprintf("t%d", i), Kind: "k"}})
 	}
-	r.finishBatch(ctx, batch)
+	single(r).finishBatch(ctx, batch)
 	for i, req := range batch {
 		if req.err != nil || req.res != Finished {
 			t.Fatalf("finish %d = %d, %v", i, req.res, req.err)
@@ -133,7 +134,7 @@ func TestFinishBatchIsolatesAFailingOutcome(t *testing.T) {
 		{consumer: "w", f: &Finish{Queue: "q", EntryID: ids[2], Outcome: Retry, TaskID: "t2", Kind: "k", Msg: []byte(`{"id":"t2"}`), At: now.Add(time.Hour), RunsCap: 10, Run: run}},
 		{consumer: "w", f: &Finish{Queue: "q", EntryID: ids[3], Outcome: Dead, TaskID: "t3", Kind: "k", Msg: []byte(`{"id":"t3"}`), At: now, DeadCap: 10, RunsCap: 10, Run: run}},
 	}
-	r.finishBatch(ctx, batch)
+	single(r).finishBatch(ctx, batch)
 	for i, req := range batch {
 		if i == 1 {
 			if req.err == nil || !strings.Contains(req.err.Error(), "WRONGTYPE") {
@@ -168,7 +169,7 @@ func TestFinishBatchFinishesAnEntryOnce(t *testing.T) {
 		batch = append(batch, &finishReq{consumer: "w", f: &Finish{Queue: "q", EntryID: id, Outcome: Done, TaskID: id, Kind: "k"}})
 	}
 	batch = append(batch, &finishReq{consumer: "w", f: &Finish{Queue: "q", EntryID: ids[1], Outcome: Retry, TaskID: "t", Kind: "k", Msg: []byte(`{}`), At: time.Now()}})
-	r.finishBatch(ctx, batch)
+	single(r).finishBatch(ctx, batch)
 	for i, want := range []FinishResult{Finished, Finished, AlreadyDone, AlreadyDone} {
 		if batch[i].err != nil || batch[i].res != want {
 			t.Errorf("finish %d = %d, %v; want %d", i, batch[i].res, batch[i].err, want)
@@ -183,4 +184,9 @@ func TestFinishBatchFinishesAnEntryOnce(t *testing.T) {
 	if p := r.C.XPending(ctx, r.K.Stream("q"), Group).Val(); p.Count != 0 {
 		t.Errorf("%d entries still pending", p.Count)
 	}
+}
+
+// single is the Store of r alone: a layout-1 namespace.
+func single(r *RDB) *Store {
+	return &Store{C: r.C, Layout: keyspace.Single(""), Parts: []*RDB{r}}
 }

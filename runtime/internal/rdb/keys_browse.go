@@ -2,19 +2,20 @@ package rdb
 
 import "strings"
 
-// This file derives the SCAN patterns that find a namespace's queues and
-// run kinds, for the read side (the Inspector's listings and the console).
-// It spells no key segment: every pattern is a name of keys.go with its
-// variable part replaced by a wildcard, so a layout change there carries
-// over.
+// This file derives the SCAN patterns that find a partition's queues and
+// run kinds, for the read side (the Inspector's listings and the console;
+// Store.QueueNames and RunKinds build the patterns of every partition the
+// same way). It spells no key segment: every pattern is a name of keys.go
+// with its variable part replaced by a wildcard, so a layout change there
+// carries over.
 
-// StreamPattern matches the stream key of every queue of the namespace.
+// StreamPattern matches the stream key of every queue of the partition.
 func (k Keys) StreamPattern() string { return globEscape(k.Stream("")) + "*" }
 
-// DelayedPattern matches the delayed-set key of every queue of the namespace.
+// DelayedPattern matches the delayed-set key of every queue of the partition.
 func (k Keys) DelayedPattern() string { return globEscape(k.Delayed("")) + "*" }
 
-// RunsPattern matches the run-record stream key of every kind of the namespace.
+// RunsPattern matches the run-record stream key of every kind of the partition.
 func (k Keys) RunsPattern() string { return globEscape(k.Runs("")) + "*" }
 
 // StreamQueue returns the queue whose stream key is key.

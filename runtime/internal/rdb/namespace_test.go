@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/chronos-go/chronos/internal/redistest"
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 )
 
 func TestHasKeysFindsAnyKeyOfTheNamespaceAndOnlyIts(t *testing.T) {
@@ -35,7 +36,7 @@ func TestHasKeysFindsAnyKeyOfTheNamespaceAndOnlyIts(t *testing.T) {
 		{"a?", false, true},
 		{"nope", false, true},
 	} {
-		found, sure, err := New(c, tc.ns).HasKeys(ctx, 100_000)
+		found, sure, err := ns(c, tc.ns).HasKeys(ctx, 100_000)
 		if err != nil || found != tc.found || sure != tc.sure {
 			t.Errorf("HasKeys of %q = %v, %v, %v; want %v, %v", tc.ns, found, sure, err, tc.found, tc.sure)
 		}
@@ -44,27 +45,48 @@ func TestHasKeysFindsAnyKeyOfTheNamespaceAndOnlyIts(t *testing.T) {
 	for k := range 5000 {
 		must(c.Set(ctx, fmt.Sprintf("other:%d", k), "x", 0).Err())
 	}
-	if found, sure, err := New(c, "nope").HasKeys(ctx, 1000); err != nil || found || sure {
+	if found, sure, err := ns(c, "nope").HasKeys(ctx, 1000); err != nil || found || sure {
 		t.Errorf("HasKeys over 5,000 other keys with a bound of 1,000 = %v, %v, %v; want false, false", found, sure, err)
 	}
 }
 
-func TestHasKeysScansTheMasterOfTheNamespacesSlot(t *testing.T) {
+// On a cluster every master is scanned: layout-1 namespaces sit on the
+// master of their tag, and each partition of a partitioned one on the
+// master of its own.
+func TestHasKeysScansEveryMaster(t *testing.T) {
 	redistest.Parallel(t)
 	cl := redistest.StartCluster(t)
 	c := cl.Client()
 	ctx := context.Background()
-	for _, ns := range []string{"a", "b", "c", "d"} { // on more than one master
-		if err := c.XAdd(ctx, xadd(NewKeys(ns).Stream("default"))).Err(); err != nil {
+	for _, name := range []string{"a", "b", "c", "d"} { // on more than one master
+		if err := c.XAdd(ctx, xadd(NewKeys(name).Stream("default"))).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if found, sure, err := New(c, ns).HasKeys(ctx, 100_000); err != nil || !found || !sure {
-			t.Errorf("HasKeys of %q = %v, %v, %v; want true", ns, found, sure, err)
+		if found, sure, err := ns(c, name).HasKeys(ctx, 100_000); err != nil || !found || !sure {
+			t.Errorf("HasKeys of %q = %v, %v, %v; want true", name, found, sure, err)
 		}
 	}
-	if found, sure, err := New(c, "nope").HasKeys(ctx, 100_000); err != nil || found || !sure {
+	l, err := keyspace.Partitioned("parts", 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range l.Partitions() { // one partition's key at a time, without a meta key
+		key := KeysAt(l.Partition(p)).Runs("kind")
+		if err := c.XAdd(ctx, xadd(key)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if found, sure, err := ns(c, "parts").HasKeys(ctx, 100_000); err != nil || !found || !sure {
+			t.Errorf("HasKeys with only %s = %v, %v, %v; want true", key, found, sure, err)
+		}
+		c.Del(ctx, key)
+	}
+	if found, sure, err := ns(c, "nope").HasKeys(ctx, 100_000); err != nil || found || !sure {
 		t.Errorf("HasKeys of nope = %v, %v, %v; want false, sure", found, sure, err)
 	}
+}
+
+func ns(c redis.UniversalClient, name string) *Namespace {
+	return NewNamespace(c, name, keyspace.ResolveOptions{ReadOnly: true})
 }
 
 func xadd(stream string) *redis.XAddArgs {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,10 +13,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// RDB runs the queue's Redis operations for one namespace.
+// RDB runs the queue's Redis operations on one partition of a namespace
+// (all of a layout-1 namespace). Store holds one per partition.
 type RDB struct {
 	C redis.UniversalClient
 	K Keys
+	// Part is the partition's index in its namespace's layout: the
+	// Partition of the entries it returns.
+	Part int
 
 	names sync.Map // queue or kind name → *names, so hot paths build no strings
 }
@@ -34,13 +39,23 @@ func (r *RDB) keysOf(n string) *names {
 	return v.(*names)
 }
 
-// New returns an RDB for namespace ns over c.
+// New returns an RDB for namespace ns over c in the single-tag layout 1
+// (keys under "{ns}:", partition 0).
 func New(c redis.UniversalClient, ns string) *RDB {
 	return &RDB{C: c, K: NewKeys(ns)}
 }
 
+// NewPart returns the RDB of partition part, whose keys are under prefix
+// (keyspace.Layout.Partition).
+func NewPart(c redis.UniversalClient, prefix string, part int) *RDB {
+	return &RDB{C: c, K: KeysAt(prefix), Part: part}
+}
+
 // Entry is one stream entry delivered to this process.
 type Entry struct {
+	// Partition is the index of the partition whose stream holds the
+	// entry; entry IDs are unique per stream only.
+	Partition  int
 	Queue      string
 	ID         string // stream entry ID
 	Msg        string // encoded Message
@@ -86,34 +101,83 @@ var ErrNoGroup = errors.New("rdb: NOGROUP: consumer group missing")
 // by an error wrapping ErrNoGroup, returned along with the entries read from
 // the others, which must be processed.
 func (r *RDB) Fetch(ctx context.Context, consumer string, queues []string, n int) (entries []Entry, paused []string, err error) {
-	keys := make([]string, 1, len(queues)+1)
-	keys[0] = r.K.Paused()
-	args := make([]any, 3, len(queues)+3)
-	args[0], args[1], args[2] = Group, consumer, n
-	for _, q := range queues {
-		keys = append(keys, r.keysOf(q).stream)
-		args = append(args, q)
+	streams := make([]partStream, len(queues))
+	for i, q := range queues {
+		streams[i] = partStream{r, q}
 	}
+	keys, args := fetchCall(consumer, streams, n)
 	res, err := fetchScript.Run(ctx, r.C, keys, args...).Slice()
 	if err != nil {
 		return nil, nil, fmt.Errorf("rdb: fetch: %w", err)
 	}
+	entries, ps, err := decodeFetch(res, streams, nil)
+	for _, p := range ps {
+		paused = append(paused, p.Queue)
+	}
+	return entries, paused, err
+}
+
+// partStream is one queue's stream in one partition, as a fetch reads it.
+type partStream struct {
+	r     *RDB
+	queue string
+}
+
+// fetchCall is the keys and arguments of one fetch script call that reads
+// streams in order (see fetchSrc): the paused sets, then the streams. The
+// streams of one queue must be consecutive; when there are several of a
+// queue (the shares of several partitions), every queue has the same
+// partitions, in the same order, and their paused sets come first.
+func fetchCall(consumer string, streams []partStream, n int) ([]string, []any) {
+	k := 1 // streams per queue
+	for k < len(streams) && streams[k].queue == streams[0].queue {
+		k++
+	}
+	var keys []string
+	if k == 1 {
+		keys = make([]string, 1, len(streams)+1)
+		keys[0] = streams[0].r.K.paused
+	} else {
+		keys = make([]string, k, len(streams)+k)
+		for t := range k {
+			keys[t] = streams[t].r.K.paused
+		}
+	}
+	m := len(keys)
+	args := make([]any, 4, 4+2*len(streams)/k)
+	args[0], args[1], args[2], args[3] = Group, consumer, n, m
+	for i, st := range streams {
+		keys = append(keys, st.r.keysOf(st.queue).stream)
+		if i%k == 0 {
+			args = append(args, st.queue, k)
+		}
+	}
+	return keys, args
+}
+
+// decodeFetch reads the reply of a fetch script call over streams: the
+// entries read, the streams whose queue is paused (appended to paused), and
+// an error wrapping ErrNoGroup naming the streams without a consumer group.
+func decodeFetch(res []any, streams []partStream, paused []PartQueue) ([]Entry, []PartQueue, error) {
 	out := make([]Entry, 0, len(res)/3)
 	var missing []string
 	for i := 0; i+2 < len(res); i += 3 {
-		qi, _ := res[i].(int64)
+		si, _ := res[i].(int64)
 		id, _ := res[i+1].(string)
 		msg, _ := res[i+2].(string)
-		if qi < 1 || int(qi) > len(queues) {
-			return out, paused, fmt.Errorf("rdb: fetch: bad queue index %d", qi)
+		if si < 1 || int(si) > len(streams) {
+			return out, paused, fmt.Errorf("rdb: fetch: bad stream index %d", si)
 		}
+		st := streams[si-1]
 		switch {
 		case id == "" && msg == "paused":
-			paused = append(paused, queues[qi-1])
+			paused = append(paused, PartQueue{st.r.Part, st.queue})
 		case id == "":
-			missing = append(missing, queues[qi-1])
+			if !slices.Contains(missing, st.queue) {
+				missing = append(missing, st.queue)
+			}
 		default:
-			out = append(out, Entry{Queue: queues[qi-1], ID: id, Msg: msg})
+			out = append(out, Entry{Partition: st.r.Part, Queue: st.queue, ID: id, Msg: msg})
 		}
 	}
 	if len(missing) > 0 {
@@ -138,41 +202,6 @@ func (r *RDB) SetPaused(ctx context.Context, queue string, paused bool) error {
 	return nil
 }
 
-// BlockFetch waits up to block for new entries on any of queues and returns
-// up to n of each queue that has some. It returns no entries and no error
-// when block passes without any.
-// It runs on c, which is r.C or a dedicated connection (see Blocker).
-func (r *RDB) BlockFetch(ctx context.Context, c redis.Cmdable, consumer string, queues []string, n int, block time.Duration) ([]Entry, error) {
-	streams := make([]string, 0, 2*len(queues))
-	for _, q := range queues {
-		streams = append(streams, r.K.Stream(q))
-	}
-	for range queues {
-		streams = append(streams, ">")
-	}
-	if block < time.Millisecond {
-		block = time.Millisecond
-	}
-	res, err := c.XReadGroup(ctx, &redis.XReadGroupArgs{
-		Group: Group, Consumer: consumer, Streams: streams, Count: int64(n), Block: block,
-	}).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("rdb: blocking fetch: %w", err)
-	}
-	var out []Entry
-	for _, s := range res {
-		q := s.Stream[len(r.K.Stream("")):]
-		for _, m := range s.Messages {
-			msg, _ := m.Values["m"].(string)
-			out = append(out, Entry{Queue: q, ID: m.ID, Msg: msg})
-		}
-	}
-	return out, nil
-}
-
 // Outcome is how a delivery ended.
 type Outcome string
 
@@ -185,17 +214,18 @@ const (
 
 // Finish describes the end of one delivery.
 type Finish struct {
-	Queue   string
-	EntryID string
-	Outcome Outcome
-	TaskID  string
-	Kind    string
-	Msg     []byte     // updated message (Retry and Dead)
-	At      time.Time  // due time (Retry) or time of death (Dead)
-	RunsCap int        // keep about this many run records per kind; 0 keeps none
-	DeadCap int        // keep at most this many dead letters
-	Run     *RunRecord // the run record to append; nil appends none
-	Overlap string     // the task's overlap marker, if any (overlap.go)
+	Partition int // the entry's (Entry.Partition), for Store and FinishBatcher
+	Queue     string
+	EntryID   string
+	Outcome   Outcome
+	TaskID    string
+	Kind      string
+	Msg       []byte     // updated message (Retry and Dead)
+	At        time.Time  // due time (Retry) or time of death (Dead)
+	RunsCap   int        // keep about this many run records per kind; 0 keeps none
+	DeadCap   int        // keep at most this many dead letters
+	Run       *RunRecord // the run record to append; nil appends none
+	Overlap   string     // the task's overlap marker, if any (overlap.go)
 }
 
 // FinishResult says what Finish did.
@@ -245,7 +275,12 @@ func (r *RDB) finishCall(consumer string, f *Finish) ([]string, []any) {
 // its stream. It returns how many it moved and when the earliest remaining
 // one is due (zero if none).
 func (r *RDB) Forward(ctx context.Context, queue string, now time.Time, limit int) (int, time.Time, error) {
-	res, err := forwardScript.Run(ctx, r.C, []string{r.K.Delayed(queue), r.K.Stream(queue)}, now.UnixMilli(), limit).Slice()
+	return forwardResult(queue, forwardScript.Run(ctx, r.C, []string{r.K.Delayed(queue), r.K.Stream(queue)}, now.UnixMilli(), limit))
+}
+
+// forwardResult reads the forward script's reply for queue.
+func forwardResult(queue string, cmd *redis.Cmd) (int, time.Time, error) {
+	res, err := cmd.Slice()
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("rdb: forward delayed tasks of %q: %w", queue, err)
 	}
@@ -269,7 +304,14 @@ func (r *RDB) Forward(ctx context.Context, queue string, now time.Time, limit in
 // It returns them with their delivery counts and the cursor for the next
 // call ("0-0" once the scan wrapped around).
 func (r *RDB) Reclaim(ctx context.Context, queue, consumer string, minIdle time.Duration, cursor string, count int) ([]Entry, string, error) {
-	res, err := reclaimScript.Run(ctx, r.C, []string{r.K.Stream(queue)}, Group, consumer, minIdle.Milliseconds(), cursor, count).Slice()
+	cmd := reclaimScript.Run(ctx, r.C, []string{r.K.Stream(queue)}, Group, consumer, minIdle.Milliseconds(), cursor, count)
+	return r.reclaimResult(queue, cursor, cmd)
+}
+
+// reclaimResult reads the reclaim script's reply for queue, scanned from
+// cursor.
+func (r *RDB) reclaimResult(queue, cursor string, cmd *redis.Cmd) ([]Entry, string, error) {
+	res, err := cmd.Slice()
 	if err != nil {
 		return nil, cursor, fmt.Errorf("rdb: reclaim expired leases of %q: %w", queue, err)
 	}
@@ -282,7 +324,7 @@ func (r *RDB) Reclaim(ctx context.Context, queue, consumer string, minIdle time.
 		id, _ := res[i].(string)
 		msg, _ := res[i+1].(string)
 		n, _ := res[i+2].(int64)
-		out = append(out, Entry{Queue: queue, ID: id, Msg: msg, Deliveries: n})
+		out = append(out, Entry{Partition: r.Part, Queue: queue, ID: id, Msg: msg, Deliveries: n})
 	}
 	return out, next, nil
 }
@@ -307,34 +349,23 @@ func (r *RDB) lease(ctx context.Context, queue, consumer string, ids []string, i
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	args := make([]any, 0, 3+len(ids))
-	args = append(args, Group, consumer, idle.Milliseconds())
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	lost, err := leaseScript.Run(ctx, r.C, []string{r.K.Stream(queue)}, args...).StringSlice()
+	keys, args := leaseCall(r, queue, consumer, ids, idle)
+	lost, err := leaseScript.Run(ctx, r.C, keys, args...).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("rdb: lease on %d tasks of %q: %w", len(ids), queue, err)
 	}
 	return lost, nil
 }
 
-// LeaveGroup deletes consumer from the group of queue if it holds no
-// pending entries there.
-func (r *RDB) LeaveGroup(ctx context.Context, queue, consumer string) error {
-	pend, err := r.C.XPendingExt(ctx, &redis.XPendingExtArgs{
-		Stream: r.K.Stream(queue), Group: Group, Start: "-", End: "+", Count: 1, Consumer: consumer,
-	}).Result()
-	if err != nil {
-		return fmt.Errorf("rdb: pending entries of %s in %q: %w", consumer, queue, err)
+// leaseCall is the keys and arguments of the lease script: renew (idle 0)
+// or release consumer's entries ids of queue in r's partition.
+func leaseCall(r *RDB, queue, consumer string, ids []string, idle time.Duration) ([]string, []any) {
+	args := make([]any, 0, 3+len(ids))
+	args = append(args, Group, consumer, idle.Milliseconds())
+	for _, id := range ids {
+		args = append(args, id)
 	}
-	if len(pend) > 0 {
-		return nil
-	}
-	if err := r.C.XGroupDelConsumer(ctx, r.K.Stream(queue), Group, consumer).Err(); err != nil {
-		return fmt.Errorf("rdb: delete consumer %s of %q: %w", consumer, queue, err)
-	}
-	return nil
+	return []string{r.keysOf(queue).stream}, args
 }
 
 // PruneConsumers deletes the consumers of queue's group, other than self,
@@ -350,6 +381,9 @@ func (r *RDB) PruneConsumers(ctx context.Context, queue, self string, idle time.
 
 // EnqueueItem is one task to enqueue.
 type EnqueueItem struct {
+	// To is the partition the task goes to (Store.PartFor chooses it);
+	// nil means the RDB whose EnqueueItems is called.
+	To       *RDB
 	Queue    string
 	Msg      []byte // the encoded Message
 	ID       string // its ID
@@ -372,28 +406,41 @@ func (it *EnqueueItem) direct() bool {
 }
 
 // EnqueueItems enqueues items in one round trip (a pipeline, for more than
-// one). Each item is atomic on its own (the batch is not a transaction);
-// per-item results and errors are stored in the items. Items that met a
-// NOSCRIPT (a restarted or promoted Redis has an empty script cache) are
-// sent again once the script is loaded, so no item is enqueued twice. The
-// error is the one that stopped items from being sent at all.
+// one); items without a partition (To) go to r's. See EnqueueItems.
 func (r *RDB) EnqueueItems(ctx context.Context, items []*EnqueueItem) error {
+	for _, it := range items {
+		if it.To == nil {
+			it.To = r
+		}
+	}
+	return EnqueueItems(ctx, r.C, items)
+}
+
+// EnqueueItems enqueues items, each into its partition (To), over c in one
+// round trip (a pipeline, for more than one; a cluster client sends it as
+// one pipeline per master, in parallel). Each item is atomic on its own
+// (the batch is not a transaction); per-item results and errors are stored
+// in the items. Items that met a NOSCRIPT (a restarted or promoted Redis
+// has an empty script cache) are sent again once the script is loaded, so
+// no item is enqueued twice. The error is the one that stopped items from
+// being sent at all.
+func EnqueueItems(ctx context.Context, c redis.UniversalClient, items []*EnqueueItem) error {
 	if len(items) == 1 { // nothing to share
 		it := items[0]
 		if it.direct() {
-			cmd := r.xaddCmd(ctx, it)
-			_ = r.C.Process(ctx, cmd)
-			r.enqueueResult(it, cmd)
+			cmd := xaddCmd(ctx, it)
+			_ = c.Process(ctx, cmd)
+			enqueueResult(it, cmd)
 			return nil
 		}
-		keys, args := r.enqueueCall(it)
-		r.enqueueResult(it, enqueueScript.Run(ctx, r.C, keys, args...)) // Run handles NOSCRIPT itself
+		keys, args := enqueueCall(it)
+		enqueueResult(it, enqueueScript.Run(ctx, c, keys, args...)) // Run handles NOSCRIPT itself
 		return nil
 	}
 	todo := items
 	for attempt := 0; len(todo) > 0; attempt++ {
 		if attempt > 0 {
-			if err := enqueueScript.Load(ctx, r.C).Err(); err != nil {
+			if err := enqueueScript.Load(ctx, c).Err(); err != nil {
 				err = fmt.Errorf("rdb: load enqueue script: %w", err)
 				for _, it := range todo {
 					it.Err = err
@@ -401,13 +448,13 @@ func (r *RDB) EnqueueItems(ctx context.Context, items []*EnqueueItem) error {
 				return err
 			}
 		}
-		p := r.C.Pipeline()
+		p := c.Pipeline()
 		cmds := make([]redis.Cmder, len(todo))
 		for i, it := range todo {
 			if it.direct() {
-				cmds[i] = r.xaddCmd(ctx, it)
+				cmds[i] = xaddCmd(ctx, it)
 			} else {
-				keys, args := r.enqueueCall(it)
+				keys, args := enqueueCall(it)
 				c := make([]any, 0, 3+len(keys)+len(args))
 				c = append(c, "evalsha", enqueueScript.Hash(), len(keys))
 				for _, k := range keys {
@@ -424,7 +471,7 @@ func (r *RDB) EnqueueItems(ctx context.Context, items []*EnqueueItem) error {
 				again = append(again, it)
 				continue
 			}
-			r.enqueueResult(it, cmds[i])
+			enqueueResult(it, cmds[i])
 		}
 		todo = again
 	}
@@ -436,12 +483,13 @@ func isNoScript(err error) bool {
 }
 
 // xaddCmd is the bare XADD of an item that needs no script.
-func (r *RDB) xaddCmd(ctx context.Context, it *EnqueueItem) *redis.StringCmd {
-	return redis.NewStringCmd(ctx, "xadd", r.keysOf(it.Queue).stream, "*", "m", it.Msg)
+func xaddCmd(ctx context.Context, it *EnqueueItem) *redis.StringCmd {
+	return redis.NewStringCmd(ctx, "xadd", it.To.keysOf(it.Queue).stream, "*", "m", it.Msg)
 }
 
 // enqueueCall is the keys and arguments of the enqueue script for it.
-func (r *RDB) enqueueCall(it *EnqueueItem) ([]string, []any) {
+func enqueueCall(it *EnqueueItem) ([]string, []any) {
+	r := it.To
 	q := r.keysOf(it.Queue)
 	key := it.DedupKey
 	if it.DedupTTL <= 0 {
@@ -450,8 +498,16 @@ func (r *RDB) enqueueCall(it *EnqueueItem) ([]string, []any) {
 	return []string{q.stream, q.delayed, r.K.Dedup(key)}, r.K.EnqueueArgs(it.Msg, it.ID, it.Due, it.Now, it.DedupTTL)
 }
 
+// IsWrongType reports whether err is Redis's WRONGTYPE: a command met a key
+// of another type. An enqueue meets it when the namespace was migrated to
+// partitions since its layout was read (chronos migrate leaves a string in
+// place of each layout-1 stream and delayed set).
+func IsWrongType(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "WRONGTYPE")
+}
+
 // enqueueResult stores the reply of it's command in it.
-func (r *RDB) enqueueResult(it *EnqueueItem, cmd redis.Cmder) {
+func enqueueResult(it *EnqueueItem, cmd redis.Cmder) {
 	if err := cmd.Err(); err != nil {
 		it.Err = fmt.Errorf("rdb: enqueue to %q: %w", it.Queue, err)
 		return

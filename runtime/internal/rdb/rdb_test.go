@@ -34,7 +34,7 @@ func TestEveryKeyOfANamespaceSharesItsHashTag(t *testing.T) {
 // string with "..", and every redis.call must take its key from KEYS or from
 // a function parameter that receives one.
 func TestScriptsNeverBuildKeyNames(t *testing.T) {
-	for _, name := range []string{"enqueue", "fetch", "finish", "finishMany", "forward", "reclaim", "lease", "requeueDead", "deleteDead", "pruneConsumers"} {
+	for _, name := range []string{"enqueue", "fetch", "finish", "finishMany", "forward", "reclaim", "lease", "requeueDead", "deleteDead", "trimDead", "oldestDead", "releaseLock", "pruneConsumers"} {
 		src := source(name)
 		if strings.Contains(src, "..") {
 			t.Errorf("script %s concatenates strings", name)
@@ -45,14 +45,24 @@ func TestScriptsNeverBuildKeyNames(t *testing.T) {
 			case "PUBLISH":
 				continue // a channel, not a key
 			case "XREADGROUP":
-				if !strings.Contains(src, "'STREAMS', key, '>'") || !strings.Contains(src, "local key = KEYS[i]") {
+				if !strings.Contains(src, "'STREAMS', key, '>'") || !strings.Contains(src, "local key = KEYS[m + i]") {
 					t.Errorf("script %s: XREADGROUP on streams not taken from KEYS", name)
 				}
 				continue
 			}
-			if !strings.HasPrefix(key, "KEYS[") && !strings.Contains("stream delayed dedup key", key) {
+			if !strings.HasPrefix(key, "KEYS[") && key != "unpack(KEYS" && !strings.Contains("stream delayed dedup key", key) {
 				t.Errorf("script %s: %s on %q, not a declared key", name, cmd, key)
 			}
+		}
+		// A command built in a table (the fetch script's XREADGROUP over
+		// several streams) takes its keys from KEYS too.
+		for _, m := range regexp.MustCompile(`cmd\[[^]]+\] = ([^\n]+)`).FindAllStringSubmatch(src, -1) {
+			if v := m[1]; !strings.HasPrefix(v, "'>'") && !strings.HasPrefix(v, "KEYS[") {
+				t.Errorf("script %s: a command built of %q, not a declared key", name, v)
+			}
+		}
+		if name == "fetch" && !strings.Contains(src, "cmd[7 + y] = KEYS[") {
+			t.Errorf("script fetch: the XREADGROUP over several streams no longer takes them from KEYS")
 		}
 	}
 }
@@ -78,6 +88,12 @@ func source(name string) string {
 		return requeueDeadSrc
 	case "pruneConsumers":
 		return pruneConsumersSrc
+	case "trimDead":
+		return trimDeadSrc
+	case "oldestDead":
+		return oldestDeadSrc
+	case "releaseLock":
+		return releaseLockSrc
 	default:
 		return deleteDeadSrc
 	}

@@ -111,19 +111,6 @@ func (r *RDB) AppendRun(ctx context.Context, kind string, rec *RunRecord, keep i
 	return nil
 }
 
-// ListRuns returns up to limit run records of kind, newest first.
-func (r *RDB) ListRuns(ctx context.Context, kind string, limit int) ([]RunRecord, error) {
-	msgs, err := r.C.XRevRangeN(ctx, r.K.Runs(kind), "+", "-", int64(limit)).Result()
-	if err != nil {
-		return nil, fmt.Errorf("rdb: list runs of %q: %w", kind, err)
-	}
-	out := make([]RunRecord, len(msgs))
-	for i, m := range msgs {
-		out[i] = decodeRunRecord(m.Values)
-	}
-	return out, nil
-}
-
 func msOrZero(t time.Time) int64 {
 	if t.IsZero() {
 		return 0

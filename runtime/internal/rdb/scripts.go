@@ -9,45 +9,117 @@ import "github.com/redis/go-redis/v9"
 var enqueueScript = redis.NewScript(EnqueueFunc + "return " + EnqueueCall(1, 1))
 
 // fetchSrc, run as fetchScript, reads up to ARGV[3] new entries for
-// consumer ARGV[2] of group ARGV[1] from the streams KEYS[2...], whose queue
-// names are ARGV[4...], in order: earlier streams are drained first, which
-// is how queue priority is applied within one fetch. Queues named in the
-// set KEYS[1] are paused and not read. It returns a flat list of (queue
-// index, entry ID, encoded message) triples; a triple with an empty entry ID
-// reports a queue that is paused (message "paused") or has no consumer
-// group (message "").
+// consumer ARGV[2] of group ARGV[1] from the streams KEYS[m+1...], where m
+// is ARGV[4] and KEYS[1...m] are paused sets. The streams come in blocks,
+// one per queue: ARGV[5+2b] is the queue name of block b (from 0) and
+// ARGV[6+2b] its number of streams, the queue's shares in as many
+// partitions (Store.Fetch off a cluster). With m = 1 the one paused set
+// is that of every stream; otherwise each block's streams have the paused
+// sets KEYS[1...m] in order. A paused queue's stream is not read.
+//
+// Queues are read in order: earlier queues are drained first, which is how
+// queue priority is applied within one fetch. Of one queue's unpaused
+// streams, the first (the caller rotates the order of the partitions every
+// round) is read first, for the whole count; if that leaves some, the
+// others are read with one XREADGROUP that asks each for an even share of
+// what is left, then one by one in order for what the full ones may still
+// hold (one by one from the start when less is left than there are
+// streams). Reading the first stream alone keeps the tasks of a round, and
+// so the acknowledgements of a finish batch, in few streams when queues
+// are long; one command for the others keeps an empty round cheap, since
+// each command a script sends costs Redis more than reading an empty
+// stream does. The paused sets are looked at one by one only when one of
+// them exists.
+//
+// It returns a flat list of (stream index, entry ID, encoded message)
+// triples; a triple with an empty entry ID reports a stream whose queue is
+// paused (message "paused") or that has no consumer group (message "").
+// When the count is 0 nothing is read and every stream's pause is reported
+// (a fetcher on a cluster with fewer free slots than partitions asks so,
+// to know which streams it may block on); otherwise the reading stops once
+// the count is reached, and pauses are reported for the queues looked at.
+//
+// On Redis Cluster a call holds the streams and the paused set of one
+// partition (one slot). On a single server one call may hold every
+// partition's streams and paused sets: slots do not matter there.
 //
 // Redis does not roll a script back when it fails, so a missing group must
 // not raise an error: entries already read from earlier streams in this
 // call would stay pending for this consumer with their reply lost, and wait
-// a whole visibility timeout for recovery. The read uses redis.pcall and
-// skips such a stream instead.
+// a whole visibility timeout for recovery. The reads use redis.pcall and
+// skip such a stream instead.
 const fetchSrc = `
 local n = tonumber(ARGV[3])
+local m = tonumber(ARGV[4])
+local pausesOnly = n <= 0
+local anyPaused = redis.call('EXISTS', unpack(KEYS, 1, m)) > 0
 local out = {}
-for i = 2, #KEYS do
-  if n <= 0 then break end
-  local key = KEYS[i]
-  if redis.call('SISMEMBER', KEYS[1], ARGV[i + 2]) == 1 then
-    out[#out+1] = i - 1
+local function add(i, entries)
+  for _, e in ipairs(entries) do
+    out[#out+1] = i
+    out[#out+1] = e[1]
+    out[#out+1] = (e[2] and e[2][2]) or ''
+  end
+  n = n - #entries
+end
+-- readOne reads what it can of stream i; it returns an error reply other
+-- than NOGROUP, which it reports.
+local function readOne(i)
+  local key = KEYS[m + i]
+  local res = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', n, 'STREAMS', key, '>')
+  if type(res) == 'table' and res.err then
+    if not string.find(res.err, 'NOGROUP') then return res end
+    out[#out+1] = i
     out[#out+1] = ''
-    out[#out+1] = 'paused'
-  else
-    local res = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', n, 'STREAMS', key, '>')
-    if type(res) == 'table' and res.err then
-      if not string.find(res.err, 'NOGROUP') then return redis.error_reply(res.err) end
-      out[#out+1] = i - 1
+    out[#out+1] = ''
+  elseif res then
+    add(i, res[1][2])
+  end
+end
+local first = 1
+for b = 0, (#ARGV - 6) / 2 do
+  if n <= 0 and not pausesOnly then break end
+  local queue, k = ARGV[5 + 2 * b], tonumber(ARGV[6 + 2 * b])
+  local open = {}
+  for t = 1, k do
+    local i = first + t - 1
+    if anyPaused and redis.call('SISMEMBER', KEYS[math.min(t, m)], queue) == 1 then
+      out[#out+1] = i
       out[#out+1] = ''
-      out[#out+1] = ''
-    elseif res then
-      for _, e in ipairs(res[1][2]) do
-        out[#out+1] = i - 1
-        out[#out+1] = e[1]
-        out[#out+1] = (e[2] and e[2][2]) or ''
-        n = n - 1
-      end
+      out[#out+1] = 'paused'
+    else
+      open[#open+1] = i
     end
   end
+  if n > 0 and #open > 0 then
+    local err = readOne(open[1])
+    if err then return redis.error_reply(err.err) end
+    local rest = {}
+    for x = 2, #open do rest[#rest+1] = open[x] end
+    if n > 0 and #rest > 1 and n >= #rest then
+      local share = math.floor(n / #rest)
+      local cmd = {'XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', share, 'STREAMS'}
+      for y = 1, #rest do cmd[7 + y] = KEYS[m + rest[y]] end
+      for y = 1, #rest do cmd[7 + #rest + y] = '>' end
+      local res = redis.pcall(unpack(cmd))
+      if not (type(res) == 'table' and res.err) then -- else a group is missing: one by one
+        local full = {}
+        local y = 1
+        for _, st in ipairs(res or {}) do
+          while KEYS[m + rest[y]] ~= st[1] do y = y + 1 end
+          add(rest[y], st[2])
+          if #st[2] == share then full[#full+1] = rest[y] end
+        end
+        rest = full
+      end
+    end
+    for _, i in ipairs(rest) do
+      if n <= 0 then break end
+      err = readOne(i)
+      if err then return redis.error_reply(err.err) end
+    end
+  end
+  first = first + k
 end
 return out
 `
@@ -267,6 +339,41 @@ return redis.call('HDEL', KEYS[1], ARGV[1])
 `
 
 var deleteDeadScript = redis.NewScript(deleteDeadSrc)
+
+// trimDeadSrc, run as trimDeadScript, drops from the dead letters KEYS[1]
+// and their index KEYS[2] the oldest ones, at most ARGV[2], that died at
+// or before ARGV[1] (an index score): a partition's share of the
+// namespace-wide trim (Store.TrimDead). Bounded by a time, not only a
+// count, two trims of one state drop the same letters. It returns how
+// many it dropped.
+const trimDeadSrc = `
+local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+if #old == 0 then return 0 end
+redis.call('ZREMRANGEBYRANK', KEYS[2], 0, #old - 1)
+redis.call('HDEL', KEYS[1], unpack(old))
+return #old
+`
+
+var trimDeadScript = redis.NewScript(trimDeadSrc)
+
+// oldestDeadSrc, run as oldestDeadScript, returns the number of dead
+// letters in the index KEYS[1] and its ARGV[1] oldest (ID, score pairs),
+// read at one moment (Store.TrimDead).
+const oldestDeadSrc = `
+return {redis.call('ZCARD', KEYS[1]), redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES')}
+`
+
+var oldestDeadScript = redis.NewScript(oldestDeadSrc)
+
+// releaseLockSrc, run as releaseLockScript, deletes the lock KEYS[1] if it
+// still holds the token ARGV[1]: a holder whose lock expired does not
+// release the next holder's.
+const releaseLockSrc = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`
+
+var releaseLockScript = redis.NewScript(releaseLockSrc)
 
 // pruneConsumersSrc, run as pruneConsumersScript, deletes from group ARGV[1]
 // of stream KEYS[1] every consumer other than ARGV[3] that holds no pending
