@@ -13,7 +13,6 @@ import (
 
 	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
-	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 )
 
 // Inspector reads and repairs the state of a namespace: queues, dead
@@ -21,8 +20,8 @@ import (
 // leader in inspector_sched.go. It is safe for concurrent use.
 type Inspector struct {
 	ns    string
-	queue *rdb.RDB          // the task queue's storage
-	store *schedstore.Store // the scheduler's registry
+	queue *rdb.RDB       // the task queue's storage
+	sched *schedRegistry // the scheduler's registry, in the namespace's layout
 }
 
 // NewInspector returns an Inspector of the namespace (WithNamespace) that
@@ -33,7 +32,7 @@ func NewInspector(client redis.UniversalClient, opts ...ClientOption) *Inspector
 		o.applyClient(&cfg)
 	}
 	ns := keyspace.Namespace(cfg.namespace)
-	return &Inspector{ns: ns, queue: rdb.New(client, ns), store: schedstore.New(client, schedstore.Config{Namespace: ns})}
+	return &Inspector{ns: ns, queue: rdb.New(client, ns), sched: newSchedRegistry(client, ns)}
 }
 
 // DeadTask is a task in the dead letters: its payload intact, why it died

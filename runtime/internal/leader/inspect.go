@@ -97,3 +97,25 @@ func (c leaseCmds) lease() Lease {
 	}
 	return l
 }
+
+// Holders returns the instance holding each election's lease ("" when
+// free), in one pipeline of GETs: what Assign needs.
+func Holders(ctx context.Context, client redis.UniversalClient, ks []Keys) ([]string, error) {
+	cmds := make([]*redis.StringCmd, len(ks))
+	_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range ks {
+			cmds[i] = p.Get(ctx, k.Lock)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("leader: read %d leases: %w", len(ks), err)
+	}
+	out := make([]string, len(ks))
+	for i, c := range cmds {
+		if tok, err := c.Result(); err == nil {
+			_, out[i], _, _ = parseToken(tok)
+		}
+	}
+	return out, nil
+}
