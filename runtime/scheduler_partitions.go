@@ -24,13 +24,16 @@ import (
 // (leader.Standbys: taken only once their lease stayed free for the
 // elector's grace, so a crashed server's partitions move within LeaderTTL
 // plus that grace, before its heartbeat expires), and leaves the rest
-// alone. A partition it holds but no longer owns is handed over once the
-// new owner is seen heartbeating after the hand-over was decided, so that
-// nothing is resigned to an instance that crashed but is still listed; a
-// partition whose lease stayed free for more than InstanceTTL is contended
-// for whatever the assignment says, and one taken over that way (or as a
-// standby) is kept while the live instances stay the same, so a live owner
-// that cannot take it does not leave it without a leader.
+// alone. A partition it holds but no longer owns (a new instance joined,
+// or it stood in for an owner that stalled and came back) is handed over
+// once the new owner is seen heartbeating after the hand-over was decided,
+// so that nothing is resigned to an instance that crashed but is still
+// listed. A partition whose lease stayed free for more than InstanceTTL is
+// contended for whatever the assignment says; one taken over that way, or
+// taken back as a standby after it was handed over with the live instances
+// unchanged (the owner is live but cannot take it), is kept while the live
+// instances stay the same, so such an owner does not leave it without a
+// leader.
 //
 // Layout 1 has one partition, and every instance contends for it as
 // versions before partitions did (they know no assignment).
@@ -48,11 +51,14 @@ type partitions struct {
 	leading int    // partitions led, for Metrics.LeaderChanged
 	live    string // the live instances at the last assignment, joined
 	why     []string
-	// rescued holds, for a partition this instance took over without
-	// owning it (as a standby, or because its lease stayed free), the
-	// live instances when it did; it keeps the partition while they stay
-	// the same.
+	// rescued holds, for a partition this instance took over for an
+	// owner that could not take it (see the top of this file), the live
+	// instances when it did; it keeps the partition while they stay the
+	// same.
 	rescued []string
+	// handed holds, for a partition this instance handed over to its
+	// owner, the live instances then.
+	handed  []string
 	handing []handOver  // a partition held here and owned by another
 	free    []time.Time // since when each lease was seen free (zero: held)
 }
@@ -76,7 +82,7 @@ func newPartitions(s *Scheduler) *partitions {
 	l := s.store.Layout()
 	n := l.Partitions()
 	ps := &partitions{s: s, notices: make(chan struct{}, 1), why: make([]string, n), rescued: make([]string, n),
-		handing: make([]handOver, n), free: make([]time.Time, n)}
+		handed: make([]string, n), handing: make([]handOver, n), free: make([]time.Time, n)}
 	cfgs := make([]leader.Config, n)
 	for p := range n {
 		ch := make(chan leader.Change, 16)
@@ -176,7 +182,9 @@ func (ps *partitions) noted(p int, c leader.Change) {
 	if c.Leader {
 		ps.leading++
 		ps.rescued[p] = ""
-		if ps.why[p] != whyOwner && ps.set != nil {
+		switch {
+		case ps.set == nil || ps.why[p] == whyOwner:
+		case ps.why[p] == whyRescue || ps.handed[p] == ps.live:
 			ps.rescued[p] = ps.live
 		}
 	} else {
@@ -184,13 +192,15 @@ func (ps *partitions) noted(p int, c leader.Change) {
 		ps.rescued[p] = ""
 	}
 	after := ps.leading
-	ps.mu.Unlock()
+	// Reported in order, under the lock: the sessions of the partitions
+	// end and begin concurrently.
 	if !c.Leader && c.Err != nil {
 		ps.s.recordRenewFailed()
 	}
 	if (before == 0) != (after == 0) {
 		ps.s.recordLeading(after > 0)
 	}
+	ps.mu.Unlock()
 }
 
 // leadingAny reports whether this instance leads a partition.
@@ -261,7 +271,8 @@ func (ps *partitions) assign(ctx context.Context) {
 				// The new owner heartbeated since: it is running, and
 				// contends. Resign (Idle) so that it takes over at once.
 				mode, why = leader.Idle, ""
-				s.log.Info("chronos: handing a partition over to its new owner", "instance", self, "partition", p, "to", to)
+				ps.handed[p] = sig
+				s.log.Info("chronos: handing a partition over to its owner", "instance", self, "partition", p, "to", to)
 			}
 		case standbys[p] == self:
 			mode, why = leader.Standby, whyStandby
