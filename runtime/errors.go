@@ -3,6 +3,8 @@ package chronos
 import (
 	"errors"
 	"fmt"
+
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 )
 
 // ErrSkipRetry, returned by a handler or wrapped in the error it returns,
@@ -20,6 +22,12 @@ var ErrLeaseLost = errors.New("chronos: task lease lost to another worker")
 // back to the queue for another worker, without counting as a failed
 // attempt, whatever the handler returned.
 var ErrServerShutdown = errors.New("chronos: server shut down")
+
+// ErrLayoutMismatch is returned (wrapped) by Start when the namespace was
+// created with another partition count than the one configured
+// (SchedulerConfig.Partitions): a namespace's count is fixed when it is
+// created. Leave the setting at 0 to use the stored count.
+var ErrLayoutMismatch = keyspace.ErrLayoutMismatch
 
 // ErrServerStarted is returned by Start on a server that was already started.
 var ErrServerStarted = errors.New("chronos: server already started")
