@@ -171,15 +171,29 @@ func resolve(ctx context.Context, client redis.UniversalClient, ns string, o Res
 	if want < 1 || want > MaxPartitions {
 		return resolved{}, fmt.Errorf("%w: %d", ErrBadPartitions, want)
 	}
-	keys := append([]string{Meta(ns)}, ControlMarkers(ns)...)
-	keys = append(keys, o.Markers...)
-	create := "1"
-	if o.ReadOnly {
-		create = "0"
-	}
-	res, err := resolveScript.Run(ctx, client, keys, want, time.Now().UnixMilli(), create).StringSlice()
+	// The meta key alone first: a partitioned namespace is answered by one
+	// small command (which is also the first an unauthenticated connection
+	// sends, and so fails with NOAUTH rather than Redis's limit on the
+	// arguments of an unauthenticated command).
+	m, err := client.HMGet(ctx, Meta(ns), "layout", "partitions").Result()
 	if err != nil {
 		return resolved{}, fmt.Errorf("keyspace: read the layout of namespace %q: %w", ns, err)
+	}
+	var res []string
+	if l, ok := m[0].(string); ok {
+		p, _ := m[1].(string)
+		res = []string{l, p}
+	} else {
+		keys := append([]string{Meta(ns)}, ControlMarkers(ns)...)
+		keys = append(keys, o.Markers...)
+		create := "1"
+		if o.ReadOnly {
+			create = "0"
+		}
+		res, err = resolveScript.Run(ctx, client, keys, want, time.Now().UnixMilli(), create).StringSlice()
+		if err != nil {
+			return resolved{}, fmt.Errorf("keyspace: read the layout of namespace %q: %w", ns, err)
+		}
 	}
 	if len(res) == 0 { // new, read-only
 		l, err := Partitioned(ns, want)
