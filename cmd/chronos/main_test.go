@@ -162,6 +162,16 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// eventuallyJSON runs the CLI with -json until what it decoded into v
+// satisfies cond.
+func (c *cluster) eventuallyJSON(v any, cond func() bool, args ...string) {
+	c.t.Helper()
+	eventually(c.t, "chronos "+strings.Join(args, " "), func() bool {
+		c.okJSON(v, args...)
+		return cond()
+	})
+}
+
 // waitLeader waits until the scheduler leads.
 func (c *cluster) waitLeader() {
 	c.t.Helper()
