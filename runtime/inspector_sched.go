@@ -499,6 +499,18 @@ func (i *Inspector) SchedulerLeaders(ctx context.Context) ([]*LeaderInfo, error)
 	return out, nil
 }
 
+// LeaderSince returns when the term of partition 0's leader with fencing
+// epoch epoch began (SchedulerLeader), or the zero time when that is not
+// the current term or its start was not recorded (a term of a version
+// before the record). It implements the console's LeaderSincer.
+func (i *Inspector) LeaderSince(ctx context.Context, epoch int64) (time.Time, error) {
+	l, err := i.SchedulerLeader(ctx)
+	if err != nil || l == nil || l.Epoch != epoch {
+		return time.Time{}, err
+	}
+	return l.Since, nil
+}
+
 func leaderInfo(p int, l leader.Lease) *LeaderInfo {
 	return &LeaderInfo{InstanceID: l.Instance, Epoch: l.Epoch, Since: l.Since, LeaseRemaining: l.Remaining, LastEpoch: l.LastEpoch, Partition: p}
 }
