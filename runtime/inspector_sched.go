@@ -466,7 +466,7 @@ func (i *Inspector) SchedulerLeader(ctx context.Context) (*LeaderInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chronos: current leader: %w", err)
 	}
-	l, err := leader.Inspect(ctx, i.queue.C, st.Lease(0))
+	l, err := leader.Inspect(ctx, i.sched.client, st.Lease(0))
 	if err != nil {
 		return nil, fmt.Errorf("chronos: current leader: %w", err)
 	}
@@ -488,7 +488,7 @@ func (i *Inspector) SchedulerLeaders(ctx context.Context) ([]*LeaderInfo, error)
 	for p := range keys {
 		keys[p] = st.Lease(p)
 	}
-	ls, err := leader.InspectAll(ctx, i.queue.C, keys)
+	ls, err := leader.InspectAll(ctx, i.sched.client, keys)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: leaders: %w", err)
 	}
@@ -558,7 +558,7 @@ func (i *Inspector) ClearOverlap(ctx context.Context, id, job string) error {
 		return fmt.Errorf("chronos: clear overlap of %q job %q: %w", id, job, err)
 	}
 	// The markers are in the schedule's partition, with its queue keys.
-	q := &rdb.RDB{C: i.queue.C, K: st.QueueKeys(st.PartitionOf(id))}
+	q := &rdb.RDB{C: i.sched.client, K: st.QueueKeys(st.PartitionOf(id))}
 	if err := q.ClearOverlap(ctx, marker); err != nil {
 		return fmt.Errorf("chronos: clear overlap of %q job %q: %w", id, job, err)
 	}
