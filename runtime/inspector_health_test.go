@@ -378,23 +378,20 @@ func TestScheduleHealthCostsAFixedNumberOfRoundTrips(t *testing.T) {
 	var rt roundTrips
 	c.AddHook(&rt)
 	insp := NewInspector(c)
+	// An Inspector reads the namespace's layout once, at its first use.
+	if _, err := insp.ScheduleHealth(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rt.n.Store(0)
 	hs, err := insp.ScheduleHealth(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The namespace's layout, read once per Inspector (1), List (2: the
-	// partitions' indexes, then the schedules), the isolated schedules'
-	// newest firings (1), the newest runs (1), the older runs of tick for
-	// rare (1).
-	if got := rt.n.Load(); got != 6 {
-		t.Errorf("%d round trips for %d schedules, want 6", got, len(hs))
-	}
-	rt.n.Store(0)
-	if _, err := insp.ScheduleHealth(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	// List (2: the partitions' indexes, then the schedules), the isolated
+	// schedules' newest firings (1), the newest runs (1), the older runs
+	// of tick for rare (1).
 	if got := rt.n.Load(); got != 5 {
-		t.Errorf("%d round trips for %d schedules once the layout is known, want 5", got, len(hs))
+		t.Errorf("%d round trips for %d schedules, want 5", got, len(hs))
 	}
 	if h := hs["rare"]; !h.LastSuccess.Equal(t0.Add(time.Second)) {
 		t.Errorf("rare: last success %v, want %v from beyond the first %d records", h.LastSuccess, t0.Add(time.Second), healthRunScan)

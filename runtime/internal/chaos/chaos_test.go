@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -76,6 +77,9 @@ func child(id string) int {
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	if n, _ := strconv.Atoi(os.Getenv(loadEnv)); n > 0 {
+		return loadChild(rdb, id, n)
+	}
 	s := chronos.NewScheduler(rdb, chronos.SchedulerConfig{InstanceID: id, LeaderTTL: leaderTTL, Logger: log})
 	for k := range perKind {
 		if err := chronos.RegisterInterval(s, time.Second, Tick{}, chronos.WithScheduleID(fmt.Sprintf("chaos.interval-%d", k))); err != nil {
