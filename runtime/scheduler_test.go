@@ -866,18 +866,21 @@ func TestWallClockJumpIsCaughtUpPerPolicyWithoutABurst(t *testing.T) {
 			s.clock, s.now = clk, clk.Now
 			e.start(s)
 			waitLeader(t, s)
+			// One firing loop per partition led, all on the manual clock:
+			// each has one pending timer while it sleeps.
+			loops := len(s.parts.electors)
 			for range 3 {
-				clk.BlockUntil(1)
+				clk.BlockUntil(loops)
 				clk.Advance(time.Second)
 			}
 			waitUntil(t, "firings on the manual clock", func() bool { return len(e.tasks(DefaultQueue)) >= 1 })
-			clk.BlockUntil(1)
+			clk.BlockUntil(loops)
 			before := len(e.tasks(DefaultQueue))
 			jumpedFrom := clk.Now()
 			clk.StepWall(5 * time.Minute)
 			clk.Advance(time.Second)
 			waitUntil(t, "the jump noticed", func() bool { return strings.Contains(e.logs.String(), "wall-clock jump") })
-			clk.BlockUntil(1)
+			clk.BlockUntil(loops)
 			clk.Advance(time.Second) // one more ordinary firing after the jump
 			waitUntil(t, "the firing after the jump", func() bool {
 				ms := e.tasks(DefaultQueue)
