@@ -485,7 +485,7 @@ func (s *Scheduler) heartbeats(ctx context.Context) {
 		s.parts.assign(ctx)
 		if res.Undeclared && len(s.defs) > 0 {
 			s.redeclare(ctx, res)
-		} else if err := s.mirror.update(ctx, s.store, s.declared, s.now()); err != nil && ctx.Err() == nil {
+		} else if err := s.mirror.update(ctx, s.store, s.defs, s.declared, s.now()); err != nil && ctx.Err() == nil {
 			s.beats.failed(err, "instance", s.cfg.InstanceID, "what", "read the changed schedules")
 		}
 	}

@@ -12,9 +12,12 @@ import (
 	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 )
 
-// hashReads counts the HGETALLs a client sends: the mirror's reads of
-// schedules.
-type hashReads struct{ n atomic.Int64 }
+// hashReads counts the reads of a schedule's hash a client sends
+// (HGETALL, HMGET): the mirror's reads of schedules. key is the hash.
+type hashReads struct {
+	n   atomic.Int64
+	key atomic.Value // string
+}
 
 func (h *hashReads) DialHook(next redis.DialHook) redis.DialHook { return next }
 
@@ -35,8 +38,10 @@ func (h *hashReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 }
 
 func (h *hashReads) count(c redis.Cmder) {
-	if strings.EqualFold(c.Name(), "hgetall") {
-		h.n.Add(1)
+	if name := c.Name(); strings.EqualFold(name, "hgetall") || strings.EqualFold(name, "hmget") {
+		if a := c.Args(); len(a) > 1 && a[1] == h.key.Load() {
+			h.n.Add(1)
+		}
 	}
 }
 
@@ -63,20 +68,25 @@ func TestTheLeaderRemembersItsFiringsWithoutReadingThemBack(t *testing.T) {
 	// The partitions are shared (all with a single partition); the
 	// leader of sec's is the one that fires it.
 	waitBalanced(t, a, b)
-	leader, other, reads := a, b, readsA
+	leader, other, reads, otherReads := a, b, readsA, readsB
 	if b.leads("sec") {
-		leader, other, reads = b, a, readsB
+		leader, other, reads, otherReads = b, a, readsB, readsA
 	}
+	readsA.key.Store(a.store.SchedKey("sec"))
+	readsB.key.Store(b.store.SchedKey("sec"))
 
 	waitUntil(t, "two firings", func() bool {
 		sc, err := other.store.Get(ctx, "sec")
 		return err == nil && sc.State.TimesTriggered >= 2
 	})
 	time.Sleep(1200 * time.Millisecond) // a heartbeat of each, after the first firings
-	r0 := reads.n.Load()
+	r0, o0 := reads.n.Load(), otherReads.n.Load()
 	time.Sleep(3 * time.Second) // three firings and three heartbeats
 	if n := reads.n.Load() - r0; n != 0 {
 		t.Errorf("the leader read %d schedule hashes back in 3s of firing one schedule; want 0", n)
+	}
+	if otherReads.n.Load() == o0 {
+		t.Error("the other instance read nothing back in 3s of firings: the count does not see the memory's reads")
 	}
 	if !leader.leads("sec") {
 		t.Fatal("sec changed leaders meanwhile; the test did not show what it means to")

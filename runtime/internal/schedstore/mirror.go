@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -121,6 +122,61 @@ func (s *Store) ChangeScores(ctx context.Context, ids []string) (map[string]int6
 		for k, sc := range c.Val() {
 			out[byPart[i][k]] = int64(sc)
 		}
+	}
+	return out, nil
+}
+
+// mirrorFields are the fields of a schedule hash that GetStates reads:
+// everything but the definition.
+var mirrorFields = []string{
+	FieldID, FieldCreated, FieldDefChanged, FieldRetired, FieldRetiredBy,
+	FieldNextFire, FieldLastFired, FieldTriggerStart, FieldTimesTriggered, FieldRepeatCount, FieldComplete,
+	FieldLastOutcome, FieldStateSaved, FieldResumedAt,
+	FieldPaused, FieldPauseNote, FieldPausedBy, FieldPausedAt, FieldPauseUntil,
+}
+
+// GetStates returns the schedules of ids that exist without their
+// definitions: the creation and definition-change times, the retirement,
+// the trigger state and the pauses, of the whole schedule and of the jobs
+// jobs(id) names. One HMGET per schedule, in one pipeline. It is what an
+// instance remembers of the schedules it declares (it has their
+// definitions itself), read without the definitions' fields and JSON.
+func (s *Store) GetStates(ctx context.Context, ids []string, jobs func(id string) []string) (map[string]Schedule, error) {
+	cmds := make([]*redis.SliceCmd, len(ids))
+	names := make([][]string, len(ids))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			names[i] = mirrorFields
+			if js := jobs(id); len(js) > 0 {
+				names[i] = slices.Clone(mirrorFields)
+				for _, j := range js {
+					names[i] = append(names[i], FieldJobPausePrefix+j)
+				}
+			}
+			cmds[i] = p.HMGet(ctx, s.keys.sched(id), names[i]...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: get the state of %d schedules: %w", len(ids), err)
+	}
+	out := make(map[string]Schedule, len(ids))
+	for i, c := range cmds {
+		vals := c.Val()
+		if len(vals) == 0 || vals[0] == nil {
+			continue // no such schedule
+		}
+		m := make(map[string]string, len(vals))
+		for k, v := range vals {
+			if str, ok := v.(string); ok {
+				m[names[i][k]] = str
+			}
+		}
+		sc, err := decodeSchedule(m)
+		if err != nil {
+			return nil, err
+		}
+		out[sc.ID] = sc
 	}
 	return out, nil
 }
