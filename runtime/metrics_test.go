@@ -272,7 +272,9 @@ func TestSchedulerReportsLeadershipChangesAndRenewalFailures(t *testing.T) {
 	}
 	n := st.Partitions()
 	isLeadership := func(c string) bool { return c == "leader true" || c == "leader false" || c == "renew failed" }
-	waitUntil(t, "leadership regained", func() bool { return len(rec.matching(isLeadership)) >= n+3 })
+	// Every partition regained, so that no acquisition is in flight when
+	// Shutdown resigns them.
+	waitUntil(t, "leadership regained", func() bool { return len(rec.matching(isLeadership)) >= n+3 && s.leadsAll() })
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
