@@ -49,10 +49,11 @@ var ErrDeadlineExceeded = errors.New("chronos: task deadline exceeded")
 // without finishing it: a poison task that must not loop forever.
 var ErrTooManyDeliveries = errors.New("chronos: task delivered too many times without finishing")
 
-// ErrLayoutMismatch is wrapped by the error of a Client, Server or
-// Inspector configured with a partition count (WithPartitions,
-// ServerConfig.Partitions) that differs from the one stored for the
-// namespace: the count is fixed when a namespace is created.
+// ErrLayoutMismatch is wrapped by the error of a Client, Server, Scheduler
+// or Inspector configured with a partition count (WithPartitions,
+// ServerConfig.Partitions, SchedulerConfig.Partitions) that differs from
+// the one stored for the namespace: the count is fixed when a namespace is
+// created. Leave the setting at 0 to use the stored count.
 var ErrLayoutMismatch = keyspace.ErrLayoutMismatch
 
 // PanicError is the error a handler's panic is turned into. The task is

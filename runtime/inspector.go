@@ -13,7 +13,6 @@ import (
 
 	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
-	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 )
 
 // Inspector reads and repairs the state of a namespace: queues, dead
@@ -23,8 +22,8 @@ import (
 // listings merged by time.
 type Inspector struct {
 	ns    string
-	queue *rdb.Namespace    // the task queue's storage, in the layout read at the first call
-	store *schedstore.Store // the scheduler's registry
+	queue *rdb.Namespace  // the task queue's storage, in the layout read at the first call
+	sched *schedRegistry // the scheduler's registry, in the namespace's layout
 }
 
 // NewInspector returns an Inspector of the namespace (WithNamespace) that
@@ -38,7 +37,7 @@ func NewInspector(client redis.UniversalClient, opts ...ClientOption) *Inspector
 	}
 	ns := keyspace.Namespace(cfg.namespace)
 	q := rdb.NewNamespace(client, ns, keyspace.ResolveOptions{Partitions: cfg.partitions, ReadOnly: true})
-	return &Inspector{ns: ns, queue: q, store: schedstore.New(client, schedstore.Config{Namespace: ns})}
+	return &Inspector{ns: ns, queue: q, sched: newSchedRegistry(client, ns)}
 }
 
 // DeadTask is a task in the dead letters: its payload intact, why it died

@@ -124,7 +124,11 @@ func (i *Inspector) BackfillSchedule(ctx context.Context, id string, from, to ti
 			"raise it with BackfillOptions.MaxSlots (chronos backfill -max N) or backfill a shorter range: %w",
 			id, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), n, limit, ErrBackfillTooLarge)
 	}
-	r, err := i.store.RequestBackfill(ctx, id, from, to, plan.Count, opts.Who)
+	st, err := i.registry(ctx)
+	if err != nil {
+		return "", fmt.Errorf("chronos: backfill %q: %w", id, err)
+	}
+	r, err := st.RequestBackfill(ctx, id, from, to, plan.Count, opts.Who)
 	if errors.Is(err, schedstore.ErrNotFound) {
 		return "", fmt.Errorf("chronos: backfill %q: %w", id, ErrScheduleNotFound)
 	}
@@ -151,10 +155,14 @@ type OperatorRequest struct {
 	Next     time.Time
 }
 
-// Requests returns the pending operator requests, oldest first, with the
-// progress of each backfill.
+// Requests returns the pending operator requests of every partition,
+// oldest first, with the progress of each backfill.
 func (i *Inspector) Requests(ctx context.Context) ([]*OperatorRequest, error) {
-	rs, err := i.store.Requests(ctx, 0)
+	st, err := i.registry(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: pending requests: %w", err)
+	}
+	rs, err := st.Requests(ctx, 0)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: pending requests: %w", err)
 	}

@@ -21,7 +21,11 @@ const namespaceScanLimit = 100_000
 // SCAN of at most about 100,000 keys). It reports true when the SCAN stops
 // before it can tell, so false means the namespace holds nothing.
 func (i *Inspector) NamespaceExists(ctx context.Context) (bool, error) {
-	ok, err := i.store.HasRegistry(ctx)
+	st, err := i.registry(ctx)
+	if err != nil {
+		return false, fmt.Errorf("chronos: namespace %q: %w", i.ns, err)
+	}
+	ok, err := st.HasRegistry(ctx)
 	if err != nil {
 		return false, fmt.Errorf("chronos: namespace %q: %w", i.ns, err)
 	}

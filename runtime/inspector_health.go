@@ -39,11 +39,15 @@ func (i *Inspector) ScheduleHealth(ctx context.Context, ids ...string) (map[stri
 
 // scheduleHealth is ScheduleHealth at now.
 func (i *Inspector) scheduleHealth(ctx context.Context, now time.Time, ids []string) (map[string]*Health, error) {
-	list, err := i.healthSchedules(ctx, ids)
+	st, err := i.registry(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: schedule health: %w", err)
 	}
-	last, err := i.lastIsolatedFirings(ctx, list)
+	list, err := healthSchedules(ctx, st, ids)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: schedule health: %w", err)
+	}
+	last, err := i.lastIsolatedFirings(ctx, st, list)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: schedule health: %w", err)
 	}
@@ -59,11 +63,11 @@ func (i *Inspector) scheduleHealth(ctx context.Context, now time.Time, ids []str
 	return out, nil
 }
 
-func (i *Inspector) healthSchedules(ctx context.Context, ids []string) ([]schedstore.Schedule, error) {
+func healthSchedules(ctx context.Context, st *schedstore.Store, ids []string) ([]schedstore.Schedule, error) {
 	if len(ids) == 0 {
-		return i.store.List(ctx)
+		return st.List(ctx)
 	}
-	m, err := i.store.GetMany(ctx, ids)
+	m, err := st.GetMany(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

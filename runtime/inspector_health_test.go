@@ -22,7 +22,7 @@ import (
 func (e *schedEnv) declare(defs ...schedstore.Definition) {
 	e.t.Helper()
 	d := schedstore.Declarer{InstanceID: "declarer", Version: "v1", Started: time.Now()}
-	if _, err := e.insp.store.Register(context.Background(), d, defs); err != nil {
+	if _, err := testStore(e.t, e.rdb).Register(context.Background(), d, defs); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -141,7 +141,7 @@ func TestAPausedScheduleIsPausedAndCountsLatenessFromTheEndOfItsPause(t *testing
 	// Resumed an hour after the fire time: the fire times missed while
 	// paused are not late; the schedule has LateAfter from the resume to
 	// fire.
-	resumer := schedstore.New(e.rdb, schedstore.Config{Now: func() time.Time { return long }})
+	resumer := schedstore.New(e.rdb, schedstore.Config{Layout: testLayout(t, e.rdb, ""), Now: func() time.Time { return long }})
 	if ok, err := resumer.Resume(ctx, "paused", ""); !ok || err != nil {
 		t.Fatalf("Resume = %v, %v", ok, err)
 	}
@@ -286,7 +286,7 @@ func TestAnIsolatedScheduleIsLateWhenNoInstanceFiredIt(t *testing.T) {
 	d := everyMinute("local-logs")
 	d.Isolated = true
 	e.declare(d)
-	sc, err := e.insp.store.Get(context.Background(), "local-logs")
+	sc, err := testStore(t, e.rdb).Get(context.Background(), "local-logs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestAnIsolatedScheduleIsLateWhenNoInstanceFiredIt(t *testing.T) {
 
 	slot := first.Add(10 * time.Minute)
 	rec := schedstore.FiringRecord{At: slot, Slot: slot, Source: "isolated", Instance: "iso-a"}
-	if err := e.insp.store.AppendHistory(context.Background(), "local-logs", rec, 10); err != nil {
+	if err := testStore(t, e.rdb).AppendHistory(context.Background(), "local-logs", rec, 10); err != nil {
 		t.Fatal(err)
 	}
 	wantState(t, "fired at the slot", e.healthAt(slot.Add(2*time.Minute), "local-logs"), HealthOK)
@@ -378,12 +378,18 @@ func TestScheduleHealthCostsAFixedNumberOfRoundTrips(t *testing.T) {
 	var rt roundTrips
 	c.AddHook(&rt)
 	insp := NewInspector(c)
+	// An Inspector reads the namespace's layout once, at its first use.
+	if _, err := insp.ScheduleHealth(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rt.n.Store(0)
 	hs, err := insp.ScheduleHealth(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// List (2), the isolated schedules' newest firings (1), the newest
-	// runs (1), the older runs of tick for rare (1).
+	// List (2: the partitions' indexes, then the schedules), the isolated
+	// schedules' newest firings (1), the newest runs (1), the older runs
+	// of tick for rare (1).
 	if got := rt.n.Load(); got != 5 {
 		t.Errorf("%d round trips for %d schedules, want 5", got, len(hs))
 	}

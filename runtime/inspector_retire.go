@@ -23,7 +23,11 @@ var ErrScheduleDeclared = errors.New("chronos: schedule is still declared by a l
 // (ScheduleInfo.RetiredBy). Retiring a retired schedule does nothing. It
 // returns an error wrapping ErrScheduleNotFound or ErrScheduleDeclared.
 func (i *Inspector) RetireSchedule(ctx context.Context, id, who string) error {
-	if _, err := i.store.Retire(ctx, id, who); err != nil {
+	st, err := i.registry(ctx)
+	if err != nil {
+		return fmt.Errorf("chronos: retire %q: %w", id, err)
+	}
+	if _, err := st.Retire(ctx, id, who); err != nil {
 		return fmt.Errorf("chronos: retire %q: %w", id, scheduleErr(err))
 	}
 	return nil
@@ -32,7 +36,11 @@ func (i *Inspector) RetireSchedule(ctx context.Context, id, who string) error {
 // DeleteSchedule deletes schedule id now with its state and history. It
 // returns an error wrapping ErrScheduleNotFound or ErrScheduleDeclared.
 func (i *Inspector) DeleteSchedule(ctx context.Context, id string) error {
-	if err := i.store.Delete(ctx, id); err != nil {
+	st, err := i.registry(ctx)
+	if err != nil {
+		return fmt.Errorf("chronos: delete %q: %w", id, err)
+	}
+	if err := st.Delete(ctx, id); err != nil {
 		return fmt.Errorf("chronos: delete %q: %w", id, scheduleErr(err))
 	}
 	return nil

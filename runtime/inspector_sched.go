@@ -5,9 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
 	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
@@ -59,6 +64,11 @@ type ScheduleInfo struct {
 	// until it is deleted, so that a rollback resumes it.
 	Retired   time.Time
 	RetiredBy string
+
+	// Partition is the partition of the namespace the schedule belongs to
+	// (always 0 in a namespace of a single partition): the leader of that
+	// partition fires it (SchedulerLeaders).
+	Partition int
 }
 
 // ScheduleJob is one job of a schedule.
@@ -86,19 +96,32 @@ type SchedulerInstance struct {
 	Version  string
 	Started  time.Time
 	LastSeen time.Time
-	Leader   bool
+	// Leader reports that the instance is the SchedulerLeader: it leads
+	// partition 0, which also sweeps the registry.
+	Leader bool
+	// Partitions lists the partitions the instance leads, in order: the
+	// schedules it fires (SchedulerLeaders).
+	Partitions []int
 }
 
-// LeaderInfo names the current leader and its fencing epoch.
+// LeaderInfo names the leader of a partition of the namespace (of the
+// whole namespace when it has a single partition) and its fencing epoch.
 type LeaderInfo struct {
+	// InstanceID is the leader; "" in SchedulerLeaders for a partition
+	// nobody leads now.
 	InstanceID string
 	Epoch      int64
+	// Since is when the leader's term began, by its clock; zero when not
+	// recorded (a term of a version before the record).
+	Since time.Time
 	// LeaseRemaining is how long the lease lasts unless the leader renews
 	// it (it does every LeaderTTL/2).
 	LeaseRemaining time.Duration
-	// LastEpoch is the latest epoch ever issued in the namespace; it equals
-	// Epoch while the leader holds its term.
+	// LastEpoch is the latest epoch ever issued in the partition; it
+	// equals Epoch while the leader holds its term.
 	LastEpoch int64
+	// Partition is the partition led (0 for SchedulerLeader).
+	Partition int
 }
 
 // FiringRecord is one entry of a schedule's history: a firing and what
@@ -118,13 +141,53 @@ type FiringJob struct {
 	Result string // enqueued, buffered, skipped; cleared: TaskID's run no longer existed, its marker was dropped
 }
 
+// schedRegistry is the Inspector's access to the scheduler's registry,
+// in the namespace's layout, which it reads on first use and remembers
+// once Redis holds it. It never creates a namespace: one that does not
+// exist yet reads as the empty namespace it would be.
+type schedRegistry struct {
+	client   redis.UniversalClient
+	ns       string
+	resolver *keyspace.Resolver
+
+	mu    sync.Mutex
+	store *schedstore.Store
+}
+
+func newSchedRegistry(client redis.UniversalClient, ns string) *schedRegistry {
+	return &schedRegistry{client: client, ns: ns, resolver: keyspace.NewResolver(client, ns, keyspace.ResolveOptions{ReadOnly: true})}
+}
+
+// registry returns the scheduler's store in the namespace's layout.
+func (i *Inspector) registry(ctx context.Context) (*schedstore.Store, error) {
+	r := i.sched
+	l, err := r.resolver.Layout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st := r.store; st != nil && st.Layout().Version() == l.Version() && st.Partitions() == l.Partitions() {
+		return st, nil
+	}
+	st := schedstore.New(r.client, schedstore.Config{Layout: l})
+	if _, stored := r.resolver.Cached(); stored {
+		r.store = st
+	}
+	return st, nil
+}
+
 // Schedules lists every schedule of the namespace, ordered by ID.
 func (i *Inspector) Schedules(ctx context.Context) ([]*ScheduleInfo, error) {
-	list, err := i.store.List(ctx)
+	st, err := i.registry(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: list schedules: %w", err)
 	}
-	last, err := i.lastIsolatedFirings(ctx, list)
+	list, err := st.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: list schedules: %w", err)
+	}
+	last, err := i.lastIsolatedFirings(ctx, st, list)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: list schedules: %w", err)
 	}
@@ -132,6 +195,7 @@ func (i *Inspector) Schedules(ctx context.Context) ([]*ScheduleInfo, error) {
 	out := make([]*ScheduleInfo, len(list))
 	for k := range list {
 		out[k] = scheduleInfo(&list[k], now, last)
+		out[k].Partition = st.PartitionOf(list[k].ID)
 	}
 	return out, nil
 }
@@ -139,7 +203,7 @@ func (i *Inspector) Schedules(ctx context.Context) ([]*ScheduleInfo, error) {
 // lastIsolatedFirings reads the newest firing record of the isolated
 // schedules of list: their state lives in each instance's memory, so the
 // history is where the registry knows when one last fired.
-func (i *Inspector) lastIsolatedFirings(ctx context.Context, list []schedstore.Schedule) (map[string]schedstore.FiringRecord, error) {
+func (i *Inspector) lastIsolatedFirings(ctx context.Context, st *schedstore.Store, list []schedstore.Schedule) (map[string]schedstore.FiringRecord, error) {
 	var ids []string
 	for k := range list {
 		if list[k].Isolated {
@@ -149,7 +213,7 @@ func (i *Inspector) lastIsolatedFirings(ctx context.Context, list []schedstore.S
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	return i.store.LastFirings(ctx, ids)
+	return st.LastFirings(ctx, ids)
 }
 
 // Schedule returns schedule id, or an error wrapping ErrScheduleNotFound.
@@ -158,15 +222,25 @@ func (i *Inspector) Schedule(ctx context.Context, id string) (*ScheduleInfo, err
 	if err != nil {
 		return nil, err
 	}
-	last, err := i.lastIsolatedFirings(ctx, []schedstore.Schedule{sc})
+	st, err := i.registry(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: schedule %q: %w", id, err)
 	}
-	return scheduleInfo(&sc, time.Now(), last), nil
+	last, err := i.lastIsolatedFirings(ctx, st, []schedstore.Schedule{sc})
+	if err != nil {
+		return nil, fmt.Errorf("chronos: schedule %q: %w", id, err)
+	}
+	info := scheduleInfo(&sc, time.Now(), last)
+	info.Partition = st.PartitionOf(id)
+	return info, nil
 }
 
 func (i *Inspector) getSchedule(ctx context.Context, id string) (schedstore.Schedule, error) {
-	sc, err := i.store.Get(ctx, id)
+	st, err := i.registry(ctx)
+	if err != nil {
+		return schedstore.Schedule{}, fmt.Errorf("chronos: schedule %q: %w", id, err)
+	}
+	sc, err := st.Get(ctx, id)
 	if errors.Is(err, schedstore.ErrNotFound) {
 		return sc, fmt.Errorf("chronos: schedule %q: %w", id, ErrScheduleNotFound)
 	}
@@ -281,29 +355,38 @@ type PauseOptions struct {
 // durably (it survives restarts and leader changes). Fire times missed
 // while paused are handled by the misfire policy on resume.
 func (i *Inspector) PauseSchedule(ctx context.Context, id string, opts PauseOptions) error {
-	err := i.store.Pause(ctx, id, schedstore.Pause{Job: opts.Job, Note: opts.Note, Who: opts.Who, Until: opts.Until})
+	st, err := i.registry(ctx)
+	if err != nil {
+		return fmt.Errorf("chronos: pause %q: %w", id, err)
+	}
+	err = st.Pause(ctx, id, schedstore.Pause{Job: opts.Job, Note: opts.Note, Who: opts.Who, Until: opts.Until})
 	if errors.Is(err, schedstore.ErrNotFound) {
 		return fmt.Errorf("chronos: pause %q: %w", id, ErrScheduleNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("chronos: pause %q: %w", id, err)
 	}
-	return i.noteChange(ctx)
+	return noteChange(ctx, st, id)
 }
 
 // ResumeSchedule ends the pause of schedule id (job == "") or of one of its
 // jobs. It reports whether there was a pause to end.
 func (i *Inspector) ResumeSchedule(ctx context.Context, id, job string) (bool, error) {
-	ok, err := i.store.Resume(ctx, id, job)
+	st, err := i.registry(ctx)
 	if err != nil {
 		return false, fmt.Errorf("chronos: resume %q: %w", id, err)
 	}
-	return ok, i.noteChange(ctx)
+	ok, err := st.Resume(ctx, id, job)
+	if err != nil {
+		return false, fmt.Errorf("chronos: resume %q: %w", id, err)
+	}
+	return ok, noteChange(ctx, st, id)
 }
 
-// noteChange tells the leader to re-read the registry now.
-func (i *Inspector) noteChange(ctx context.Context) error {
-	if err := i.store.NoteChange(ctx); err != nil {
+// noteChange tells the leader of schedule id's partition to re-read its
+// registry now.
+func noteChange(ctx context.Context, st *schedstore.Store, id string) error {
+	if err := st.NoteChangeOf(ctx, id); err != nil {
 		return fmt.Errorf("chronos: notify the leader: %w", err)
 	}
 	return nil
@@ -317,7 +400,11 @@ func (i *Inspector) noteChange(ctx context.Context) error {
 // A request fires the schedule even while it is paused (the operator named
 // it), but leaves out the paused jobs of a group, as the timer does.
 func (i *Inspector) TriggerSchedule(ctx context.Context, id, who string) (string, error) {
-	r, err := i.store.RequestTrigger(ctx, id, who)
+	st, err := i.registry(ctx)
+	if err != nil {
+		return "", fmt.Errorf("chronos: trigger %q: %w", id, err)
+	}
+	r, err := st.RequestTrigger(ctx, id, who)
 	if errors.Is(err, schedstore.ErrNotFound) {
 		return "", fmt.Errorf("chronos: trigger %q: %w", id, ErrScheduleNotFound)
 	}
@@ -327,41 +414,105 @@ func (i *Inspector) TriggerSchedule(ctx context.Context, id, who string) (string
 	return r.ID, nil
 }
 
-// PendingRequests returns the number of operator requests the leader has
-// not carried out yet.
+// PendingRequests returns the number of operator requests the leaders
+// have not carried out yet, in every partition.
 func (i *Inspector) PendingRequests(ctx context.Context) (int, error) {
-	rs, err := i.store.Requests(ctx, 0)
+	st, err := i.registry(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("chronos: pending requests: %w", err)
+	}
+	rs, err := st.Requests(ctx, 0)
 	if err != nil {
 		return 0, fmt.Errorf("chronos: pending requests: %w", err)
 	}
 	return len(rs), nil
 }
 
-// SchedulerInstances lists the live scheduler instances.
+// SchedulerInstances lists the live scheduler instances, each with the
+// partitions it leads.
 func (i *Inspector) SchedulerInstances(ctx context.Context) ([]*SchedulerInstance, error) {
-	insts, err := i.store.Instances(ctx)
+	st, err := i.registry(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: list instances: %w", err)
 	}
-	cur, _ := i.SchedulerLeader(ctx)
+	insts, err := st.Instances(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: list instances: %w", err)
+	}
+	leaders, _ := i.SchedulerLeaders(ctx)
 	out := make([]*SchedulerInstance, len(insts))
 	for k, in := range insts {
-		out[k] = &SchedulerInstance{ID: in.ID, Host: in.Host, PID: in.PID, Version: in.Version,
-			Started: in.Started, LastSeen: in.LastSeen, Leader: cur != nil && cur.InstanceID == in.ID}
+		si := &SchedulerInstance{ID: in.ID, Host: in.Host, PID: in.PID, Version: in.Version,
+			Started: in.Started, LastSeen: in.LastSeen}
+		for _, l := range leaders {
+			if l.InstanceID == in.ID {
+				si.Partitions = append(si.Partitions, l.Partition)
+				si.Leader = si.Leader || l.Partition == 0
+			}
+		}
+		out[k] = si
 	}
 	return out, nil
 }
 
-// SchedulerLeader returns the current leader, or nil when there is none.
+// SchedulerLeader returns the leader of partition 0, or nil when there is
+// none. In a namespace of a single partition (every namespace written by
+// versions before partitions, and any created with Partitions 1) it is the
+// one leader; in a partitioned namespace it is the instance that also
+// sweeps the registry (retires the schedules no live instance declares),
+// and each partition has a leader of its own (SchedulerLeaders).
 func (i *Inspector) SchedulerLeader(ctx context.Context) (*LeaderInfo, error) {
-	l, err := leader.Inspect(ctx, i.queue.C, i.ns)
+	st, err := i.registry(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: current leader: %w", err)
+	}
+	l, err := leader.Inspect(ctx, i.sched.client, st.Lease(0))
 	if err != nil {
 		return nil, fmt.Errorf("chronos: current leader: %w", err)
 	}
 	if !l.Held {
 		return nil, nil
 	}
-	return &LeaderInfo{InstanceID: l.Instance, Epoch: l.Epoch, LeaseRemaining: l.Remaining, LastEpoch: l.LastEpoch}, nil
+	return leaderInfo(0, l), nil
+}
+
+// SchedulerLeaders returns the leadership of every partition, in order:
+// InstanceID is "" for a partition nobody leads now (its schedules do not
+// fire until an instance takes it over). One round trip.
+func (i *Inspector) SchedulerLeaders(ctx context.Context) ([]*LeaderInfo, error) {
+	st, err := i.registry(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: leaders: %w", err)
+	}
+	keys := make([]leader.Keys, st.Partitions())
+	for p := range keys {
+		keys[p] = st.Lease(p)
+	}
+	ls, err := leader.InspectAll(ctx, i.sched.client, keys)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: leaders: %w", err)
+	}
+	out := make([]*LeaderInfo, len(ls))
+	for p, l := range ls {
+		out[p] = leaderInfo(p, l)
+	}
+	return out, nil
+}
+
+// LeaderSince returns when the term of partition 0's leader with fencing
+// epoch epoch began (SchedulerLeader), or the zero time when that is not
+// the current term or its start was not recorded (a term of a version
+// before the record). It implements the console's LeaderSincer.
+func (i *Inspector) LeaderSince(ctx context.Context, epoch int64) (time.Time, error) {
+	l, err := i.SchedulerLeader(ctx)
+	if err != nil || l == nil || l.Epoch != epoch {
+		return time.Time{}, err
+	}
+	return l.Since, nil
+}
+
+func leaderInfo(p int, l leader.Lease) *LeaderInfo {
+	return &LeaderInfo{InstanceID: l.Instance, Epoch: l.Epoch, Since: l.Since, LeaseRemaining: l.Remaining, LastEpoch: l.LastEpoch, Partition: p}
 }
 
 // ScheduleHistory returns up to limit (default 100) firing records of
@@ -370,7 +521,11 @@ func (i *Inspector) ScheduleHistory(ctx context.Context, id string, limit int) (
 	if limit <= 0 {
 		limit = 100
 	}
-	recs, err := i.store.History(ctx, id, limit)
+	st, err := i.registry(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chronos: history of %q: %w", id, err)
+	}
+	recs, err := st.History(ctx, id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("chronos: history of %q: %w", id, err)
 	}
@@ -398,7 +553,13 @@ func (i *Inspector) ClearOverlap(ctx context.Context, id, job string) error {
 		job = mainJob
 	}
 	marker := id + ":" + job
-	if err := i.queue.ClearOverlap(ctx, marker); err != nil {
+	st, err := i.registry(ctx)
+	if err != nil {
+		return fmt.Errorf("chronos: clear overlap of %q job %q: %w", id, job, err)
+	}
+	// The markers are in the schedule's partition, with its queue keys.
+	q := &rdb.RDB{C: i.sched.client, K: st.QueueKeys(st.PartitionOf(id))}
+	if err := q.ClearOverlap(ctx, marker); err != nil {
 		return fmt.Errorf("chronos: clear overlap of %q job %q: %w", id, job, err)
 	}
 	return nil

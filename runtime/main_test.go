@@ -79,6 +79,7 @@ func newEnv(t *testing.T, opts ...redistest.Options) *env {
 	redistest.Parallel(t)
 	s := redistest.Start(t, opts...)
 	rdb := s.Client()
+	chronos.MarkTestLayout(t, rdb, "")
 	return &env{redis: s, rdb: rdb, client: chronos.NewClient(rdb), insp: chronos.NewInspector(rdb)}
 }
 

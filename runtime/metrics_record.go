@@ -106,17 +106,20 @@ func (s *Scheduler) recordCatchup(id string, policy trigger.Policy, res trigger.
 	}
 }
 
-// recordLeader reports a leadership transition, and the renewal failure
-// that ended a term (a resignation ends one with a nil Err).
-func (s *Scheduler) recordLeader(c leader.Change) {
-	m := s.cfg.Metrics
-	if m == nil {
-		return
+// recordLeading reports that this instance now leads at least one
+// partition (true) or none (false).
+func (s *Scheduler) recordLeading(leading bool) {
+	if m := s.cfg.Metrics; m != nil {
+		m.LeaderChanged(leading)
 	}
-	if !c.Leader && c.Err != nil {
+}
+
+// recordRenewFailed reports a term of a partition that ended with a
+// renewal failure (a resignation ends one with a nil Err).
+func (s *Scheduler) recordRenewFailed() {
+	if m := s.cfg.Metrics; m != nil {
 		m.LeaseRenewFailed()
 	}
-	m.LeaderChanged(c.Leader)
 }
 
 // recordRegistryLost reports a registry put back after a data loss.

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
@@ -210,8 +209,9 @@ func TestSchedulerReportsADuplicateTriggerOnce(t *testing.T) {
 	recA, recB := &recorder{}, &recorder{}
 	a := e.start(e.scheduler("a", SchedulerConfig{Metrics: recA}, reg))
 	b := e.scheduler("b", SchedulerConfig{Metrics: recB}, reg) // never elected: it borrows a's token
+	b.store = a.store
 	waitLeader(t, a)
-	term, _ := a.elector.Current()
+	term, _ := a.electorOf("yearly").Current()
 	p := mustPlan(t, e, "yearly")
 	slot := time.Now().Add(time.Hour).Truncate(time.Second)
 	req := func() []*fireReq {
@@ -260,17 +260,29 @@ func TestSchedulerReportsLeadershipChangesAndRenewalFailures(t *testing.T) {
 		_ = RegisterInterval(s, time.Hour, tick{}, WithScheduleID("hourly"))
 	}))
 	waitLeader(t, s)
-	// Another holder takes the lease: the next renewal fails and the
-	// scheduler steps down, then wins the lease back once it expires.
-	if err := e.rdb.Set(ctx, leader.KeysFor("").Lock, "999:intruder:x", 1500*time.Millisecond).Err(); err != nil {
-		t.Fatal(err)
+	// Another holder takes the lease of every partition: the next renewals
+	// fail and the scheduler steps down, then wins the leases back once
+	// they expire. Leading is reported for the instance, whatever the
+	// number of partitions it leads; each failed renewal on its own.
+	st := testStore(t, e.rdb)
+	for p := range st.Partitions() {
+		if err := e.rdb.Set(ctx, st.Lease(p).Lock, "999:intruder:x", 1500*time.Millisecond).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
+	n := st.Partitions()
 	isLeadership := func(c string) bool { return c == "leader true" || c == "leader false" || c == "renew failed" }
-	waitUntil(t, "leadership regained", func() bool { return len(rec.matching(isLeadership)) >= 4 })
+	// Every partition regained, so that no acquisition is in flight when
+	// Shutdown resigns them.
+	waitUntil(t, "leadership regained", func() bool { return len(rec.matching(isLeadership)) >= n+3 && s.leadsAll() })
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"leader true", "renew failed", "leader false", "leader true", "leader false"}
+	want := []string{"leader true"}
+	for range n {
+		want = append(want, "renew failed")
+	}
+	want = append(want, "leader false", "leader true", "leader false")
 	if got := rec.matching(isLeadership); !slices.Equal(got, want) {
 		t.Fatalf("leadership reported as %v, want %v", got, want)
 	}

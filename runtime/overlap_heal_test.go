@@ -44,7 +44,10 @@ func newOverlapRig(t *testing.T, o Overlap, processIn time.Duration) *overlapRig
 	srv := redistest.Start(t)
 	logs := &logBuffer{}
 	s := NewScheduler(srv.Client(), SchedulerConfig{InstanceID: "rig", Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	r := &overlapRig{t: t, ctx: context.Background(), c: srv.Client(), q: s.queue, s: s, logs: logs,
+	MarkTestLayout(t, srv.Client(), "")
+	s.store = testStore(t, srv.Client())                                         // fire without Start
+	q := &rdb.RDB{C: srv.Client(), K: QueueKeysOf(t, srv.Client(), rigSchedule)} // the schedule's partition
+	r := &overlapRig{t: t, ctx: context.Background(), c: srv.Client(), q: q, s: s, logs: logs,
 		plan: &plan{overlap: o, jobs: []planJob{{Job: &schedstore.Job{Name: mainJob, Kind: "tick", Payload: json.RawMessage(`{"n":1}`)},
 			opts: &taskOptions{processIn: processIn}}}},
 		slot: time.Now().Truncate(time.Second), term: holdLease(t, srv.Client())}
@@ -360,7 +363,7 @@ func TestOverlapSkipFiresAgainOnceItsQueuedRunIsLost(t *testing.T) {
 	}
 	lost := ts[0].ID
 	// Lose the run the way a hand-made trim or a failover without its write would.
-	stream := rdb.NewKeys("").Stream(DefaultQueue)
+	stream := QueueKeysOf(t, e.rdb, "lost").Stream(DefaultQueue)
 	xs, err := e.rdb.XRange(ctx, stream, "-", "+").Result()
 	if err != nil || len(xs) != 1 {
 		t.Fatalf("XRANGE: %v, %d entries", err, len(xs))

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 )
 
 // triggerRuns records the trigger times a Server ran, by schedule.
@@ -85,6 +87,13 @@ func TestALostRegistryIsPutBackAndCaughtUp(t *testing.T) {
 
 			if !strings.Contains(e.logs.String(), "registry lost") {
 				t.Errorf("no instance said the registry was lost:\n%s", e.logs)
+			}
+			// The namespace's layout is recorded again, so that a process
+			// starting now does not take it for another one (layout 1 has
+			// no record: its keys are its marks).
+			if l, err := keyspace.NewResolver(e.rdb, "", keyspace.ResolveOptions{ReadOnly: true}).Layout(ctx); err != nil ||
+				l.Version() != a.store.Layout().Version() || l.Partitions() != a.store.Partitions() {
+				t.Errorf("layout after the loss: %v, %v; want %v", l, err, a.store.Layout())
 			}
 			if after, _ := e.insp.SchedulerLeader(ctx); after == nil || lead == nil || after.Epoch <= lead.Epoch {
 				t.Errorf("leader %+v after the loss, %+v before: want a higher epoch", after, lead)

@@ -37,6 +37,15 @@ type SchedulerConfig struct {
 	// the namespace of the servers that run the tasks.
 	Namespace string
 
+	// Partitions is the number of partitions of a namespace this
+	// scheduler is the first to use (default 12, keyspace's
+	// DefaultPartitions; between 1 and 1,024). A namespace's count is
+	// fixed when it is created: 0 uses the stored one, and a different
+	// count is ErrLayoutMismatch at Start. A namespace written by versions
+	// before partitions keeps their single hash tag whatever is set (see
+	// docs/scheduler.md, "Partitions").
+	Partitions int
+
 	// InstanceID names this scheduler instance in the registry, the
 	// leader's lease and the logs. Default: host-pid-random, new for every
 	// Scheduler (two in one process are two instances). Set it only if it
@@ -156,13 +165,14 @@ func (c SchedulerConfig) withDefaults() SchedulerConfig {
 
 // Scheduler enqueues the tasks of recurring schedules, each trigger exactly
 // once across all instances of a service. Create one per process, register
-// schedules, then Start it on every instance: one of them is elected leader
-// and fires, the others stand by (and fire their isolated schedules).
+// schedules, then Start it on every instance. A namespace's schedules are
+// split into partitions, each with its own elected leader: the live
+// instances share the partitions, and each fires the schedules of those it
+// leads (and every instance its isolated schedules).
 type Scheduler struct {
 	client redis.UniversalClient
 	cfg    SchedulerConfig
-	queue  *rdb.RDB
-	store  *schedstore.Store
+	store  *schedstore.Store // from Start on, in the namespace's layout
 	log    *slog.Logger
 	now    func() time.Time
 	clock  firing.Clock // the firing loops' time; tests in this package set it with now
@@ -177,17 +187,20 @@ type Scheduler struct {
 	// copy), sorted by ID (declared finds one), hashes their definition
 	// hashes, and mirror, by the same position, what the registry last
 	// held. Slices, not maps: this is memory per schedule.
-	defs     []schedstore.Definition
-	hashes   []defHash
-	mirror   mirror // the registry as last seen, to put back after a data loss
-	elector  *leader.Elector
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	changes  chan leader.Change
-	isolated *isolatedRunner
-	replicas *leader.ReplicaGuard // shared by the elector and the firings
-	faults   *faultLog            // the leader's failed writes, logged in summary
-	beats    *faultLog            // failed heartbeats, likewise
+	defs   []schedstore.Definition
+	hashes []defHash
+	mirror mirror      // the registry as last seen, to put back after a data loss
+	parts  *partitions // the elections of the namespace's partitions
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// stopBeats stops the heartbeats, which Shutdown does first, and
+	// beatsDone is closed once they stopped.
+	stopBeats context.CancelFunc
+	beatsDone chan struct{}
+	isolated  *isolatedRunner
+	replicas  *leader.ReplicaGuard // shared by the elector and the firings
+	faults    *faultLog            // the leader's failed writes, logged in summary
+	beats     *faultLog            // failed heartbeats, likewise
 }
 
 // NewScheduler returns a Scheduler that keeps its registry in, and enqueues
@@ -198,8 +211,6 @@ func NewScheduler(client redis.UniversalClient, cfg SchedulerConfig) *Scheduler 
 	s := &Scheduler{
 		client: client,
 		cfg:    cfg,
-		queue:  rdb.New(client, cfg.Namespace),
-		store:  schedstore.New(client, schedstore.Config{Namespace: cfg.Namespace, InstanceTTL: cfg.InstanceTTL, Self: cfg.InstanceID}),
 		log:    cfg.Logger,
 		now:    time.Now,
 		clock:  firing.SystemClock(),
@@ -289,10 +300,13 @@ func (s *Scheduler) addGroupJob(g *Group, job schedstore.Job) error {
 
 // Start registers this instance's schedules in Redis, where they are
 // visible to Inspectors and every leader at once, and starts the
-// background work: heartbeats, the leader election, firing while leader,
-// and this instance's isolated schedules. It is safe, and intended, to call
-// on every instance. It returns once the schedules are registered; ctx
-// bounds only that. Stop the scheduler with Shutdown.
+// background work: heartbeats, the elections of the namespace's
+// partitions, firing the schedules of those it leads, and this instance's
+// isolated schedules. It is safe, and intended, to call on every instance.
+// It returns once the schedules are registered; ctx bounds only that. A
+// namespace created with another partition count than a positive
+// SchedulerConfig.Partitions is an error wrapping ErrLayoutMismatch. Stop
+// the scheduler with Shutdown.
 func (s *Scheduler) Start(ctx context.Context) error {
 	if _, cluster := s.client.(*redis.ClusterClient); cluster && s.cfg.Replicas > 0 {
 		return errors.New("chronos: start scheduler: SchedulerConfig.Replicas needs a client of one primary, not a cluster client (WAIT counts one node's replicas)")
@@ -322,6 +336,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
+	layout, err := s.resolveLayout(ctx, defs)
+	if err != nil {
+		return fmt.Errorf("chronos: start scheduler: %w", err)
+	}
+	s.store = schedstore.New(s.client, schedstore.Config{Layout: layout, InstanceTTL: s.cfg.InstanceTTL, Self: s.cfg.InstanceID})
 
 	if _, err := s.store.Heartbeat(ctx, s.self); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
@@ -332,6 +351,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err := s.mirror.fill(ctx, s.store, s.defs, s.now()); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
+	parts := newPartitions(s)
+	parts.assign(ctx) // the partitions this instance owns are contended for at once
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -340,38 +361,57 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.started = true
 	s.decls, s.byID = nil, nil // defs is the only copy from now on
+	s.parts = parts
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
-	s.changes = make(chan leader.Change, 16)
-	s.elector = leader.New(s.client, leader.Config{
-		Namespace:  s.cfg.Namespace,
-		InstanceID: s.cfg.InstanceID,
-		TTL:        s.cfg.LeaderTTL,
-		Replicas:   s.cfg.Replicas,
-		Guard:      s.replicas,
-		Logger:     s.log,
-		OnChange:   func(c leader.Change) { s.changes <- c },
-	})
-	electCtx, stopElect := context.WithCancel(runCtx)
+	beatsCtx, stopBeats := context.WithCancel(runCtx)
+	s.stopBeats, s.beatsDone = stopBeats, make(chan struct{})
+	s.wg.Go(func() { parts.run(runCtx) })
 	s.wg.Go(func() {
-		_ = s.elector.Run(electCtx)
-		close(s.changes)
+		defer close(s.beatsDone)
+		s.heartbeats(beatsCtx)
 	})
-	s.wg.Go(func() { s.coordinate(runCtx) })
-	s.wg.Go(func() { s.heartbeats(runCtx) })
-	s.wg.Go(func() { <-runCtx.Done(); stopElect() })
 	if len(iso) > 0 {
 		s.isolated = newIsolatedRunner(s, iso)
 		s.wg.Go(func() { s.isolated.run(runCtx) })
 	}
-	s.log.Info("chronos: scheduler started", "instance", s.cfg.InstanceID, "schedules", len(defs), "isolated", len(iso))
+	s.log.Info("chronos: scheduler started", "instance", s.cfg.InstanceID, "schedules", len(defs), "isolated", len(iso),
+		"partitions", layout.Partitions(), "layout", layout.Version())
 	return nil
 }
 
-// Shutdown stops firing, resigns leadership (a follower takes over within
-// milliseconds and fires from the persisted state, so a handoff loses and
-// doubles nothing) and removes this instance from the registry. ctx bounds
-// the wait for the background work.
+// resolveLayout finds the namespace's layout (keyspace.Resolver): the
+// stored one, layout 1 for a namespace of versions before partitions
+// (markers: the control keys those versions write, and the streams of the
+// queues this instance's schedules enqueue to, in their names), or a new
+// partitioned one of SchedulerConfig.Partitions (default 12).
+func (s *Scheduler) resolveLayout(ctx context.Context, defs []schedstore.Definition) (keyspace.Layout, error) {
+	old := rdb.NewKeys(s.cfg.Namespace)
+	var markers []string
+	seen := map[string]bool{}
+	for _, d := range defs {
+		for _, j := range d.Jobs {
+			q := j.Options[optQueue]
+			if q == "" {
+				q = DefaultQueue
+			}
+			if !seen[q] {
+				seen[q] = true
+				markers = append(markers, old.Stream(q))
+			}
+		}
+	}
+	return keyspace.NewResolver(s.client, s.cfg.Namespace, keyspace.ResolveOptions{Partitions: s.cfg.Partitions, Markers: markers}).Layout(ctx)
+}
+
+// Shutdown stops this instance's part in the scheduler without a gap: it
+// stops the heartbeats and removes the instance from the registry first,
+// so that the other instances' next assignment already leaves it out,
+// then stops firing and resigns every partition it leads (the new owner of
+// each, told by the resign notice, takes over within milliseconds and
+// fires from the persisted state, so a hand-over loses and doubles
+// nothing). ctx bounds the whole; what it cut short is left to the leases'
+// expiry.
 func (s *Scheduler) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.started {
@@ -385,62 +425,37 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 	s.stopped = true
 	s.mu.Unlock()
 
-	s.cancel()
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
 	var err error
+	s.stopBeats()
 	select {
-	case <-done:
+	case <-s.beatsDone:
 	case <-ctx.Done():
 		err = fmt.Errorf("chronos: scheduler shutdown: %w", ctx.Err())
 	}
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.LeaderTTL)
-	defer cancel()
-	if derr := s.store.Deregister(dctx, s.cfg.InstanceID); derr != nil && err == nil {
-		err = fmt.Errorf("chronos: scheduler shutdown: %w", derr)
+	if err == nil {
+		dctx, cancel := context.WithTimeout(ctx, s.cfg.LeaderTTL)
+		if derr := s.store.Deregister(dctx, s.cfg.InstanceID); derr != nil {
+			err = fmt.Errorf("chronos: scheduler shutdown: %w", derr)
+		}
+		cancel()
+	}
+	s.cancel()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		if err == nil {
+			err = fmt.Errorf("chronos: scheduler shutdown: %w", ctx.Err())
+		}
 	}
 	s.log.Info("chronos: scheduler stopped", "instance", s.cfg.InstanceID)
 	return err
 }
 
-// coordinate runs a leader session for every term this instance holds, and
-// stops it as soon as the term ends. It returns when the elector is done.
-func (s *Scheduler) coordinate(ctx context.Context) {
-	var (
-		stop func()
-	)
-	end := func() {
-		if stop != nil {
-			stop()
-			stop = nil
-		}
-	}
-	defer end()
-	for c := range s.changes {
-		end()
-		s.recordLeader(c)
-		if !c.Leader {
-			if c.Err != nil {
-				s.log.Warn("chronos: lost leadership", "instance", s.cfg.InstanceID, "epoch", c.Term.Epoch, "err", c.Err)
-			} else {
-				s.log.Info("chronos: resigned leadership", "instance", s.cfg.InstanceID, "epoch", c.Term.Epoch)
-			}
-			continue
-		}
-		s.log.Info("chronos: became leader", "instance", s.cfg.InstanceID, "epoch", c.Term.Epoch)
-		sctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		sess := newSession(s, c.Term)
-		go func() {
-			defer close(done)
-			sess.run(sctx)
-		}()
-		stop = func() { cancel(); <-done }
-	}
-}
-
 // heartbeats keeps this instance live in the registry, with its leader
-// flag, until ctx ends.
+// flag, and shares the partitions (partitions.assign) at every heartbeat
+// and at every resign notice, until ctx ends.
 func (s *Scheduler) heartbeats(ctx context.Context) {
 	t := time.NewTicker(s.cfg.InstanceTTL / 3)
 	defer t.Stop()
@@ -449,10 +464,13 @@ func (s *Scheduler) heartbeats(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.parts.notices:
+			s.parts.assign(ctx)
+			continue
 		case <-t.C:
 		}
 		inst := s.self
-		_, inst.Leader = s.elector.Current()
+		inst.Leader = s.parts.leadingAny()
 		res, err := s.store.Heartbeat(ctx, inst)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -461,12 +479,17 @@ func (s *Scheduler) heartbeats(ctx context.Context) {
 			continue
 		}
 		s.beats.ok()
+		if res.MetaRestored {
+			s.log.Warn("chronos: the namespace's layout record was gone (Redis lost its data); written again",
+				"instance", s.cfg.InstanceID, "partitions", s.store.Partitions())
+		}
 		// A record lost although heard from within its expiry was lost with Redis's data.
 		dataLost := time.Since(heard) < 2*s.cfg.InstanceTTL
 		heard = time.Now()
+		s.parts.assign(ctx)
 		if res.Undeclared && len(s.defs) > 0 {
 			s.redeclare(ctx, res, dataLost)
-		} else if err := s.mirror.update(ctx, s.store, s.declared, s.now()); err != nil && ctx.Err() == nil {
+		} else if err := s.mirror.update(ctx, s.store, s.defs, s.declared, s.now()); err != nil && ctx.Err() == nil {
 			s.beats.failed(err, "instance", s.cfg.InstanceID, "what", "read the changed schedules")
 		}
 	}

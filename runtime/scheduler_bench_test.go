@@ -137,7 +137,7 @@ func benchLeader(b *testing.B, n int, window time.Duration) {
 	}
 	defer s.Shutdown(ctx)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		if _, ok := s.elector.Current(); ok {
+		if s.leadsAll() {
 			break
 		}
 		if time.Now().After(deadline) {

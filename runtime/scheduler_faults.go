@@ -3,6 +3,7 @@ package chronos
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,10 @@ type faultLog struct {
 	last    time.Time // the last warning
 	count   int       // failures since it
 	failing bool      // a warning was logged and no write succeeded since
+	// recoveries counts the times writes succeeded again after failing:
+	// each leader session (one per partition) ends its entries' backoff
+	// when it sees it move.
+	recoveries atomic.Int64
 }
 
 // failed counts a failed write.
@@ -49,5 +54,6 @@ func (f *faultLog) ok() bool {
 	}
 	f.log.Info(f.recovered, "failures_since_last_warning", f.count)
 	f.failing, f.count = false, 0
+	f.recoveries.Add(1)
 	return true
 }

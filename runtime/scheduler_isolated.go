@@ -3,6 +3,8 @@ package chronos
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,9 +52,10 @@ type isolatedRunner struct {
 	mu      sync.Mutex // guards entries and their fields
 	entries map[string]*schedEntry
 	ids     []string
+	parts   []int // the partitions of ids, whose change counters and requests it reads
 
 	// Read by refresh only.
-	version string          // the registry's change counter when pauses were last read
+	version string          // the change counters of parts when pauses were last read
 	loaded  bool            // pauses were read once
 	handled map[string]bool // trigger-now requests already run
 }
@@ -73,8 +76,12 @@ func newIsolatedRunner(s *Scheduler, defs []schedstore.Definition) *isolatedRunn
 		e := &schedEntry{id: d.ID, plan: p, state: trigger.Initial(p.trig)}
 		r.entries[d.ID] = e
 		r.ids = append(r.ids, d.ID)
+		if p := s.store.PartitionOf(d.ID); !slices.Contains(r.parts, p) {
+			r.parts = append(r.parts, p)
+		}
 		r.place(e, now)
 	}
+	slices.Sort(r.parts)
 	return r
 }
 
@@ -161,7 +168,8 @@ func (r *isolatedRunner) fire(e *schedEntry, slot time.Time, source string, now 
 func (r *isolatedRunner) refresh(ctx context.Context) {
 	s := r.s
 	now := s.now()
-	if v, err := s.store.ChangeCount(ctx); err == nil && (!r.loaded || v != r.version) {
+	if vs, err := s.store.ChangeCounts(ctx, r.parts); err == nil && (!r.loaded || strings.Join(vs, ",") != r.version) {
+		v := strings.Join(vs, ",")
 		if got, err := s.store.GetMany(ctx, r.ids); err == nil {
 			r.version, r.loaded = v, true
 			r.applyPauses(got, now)
@@ -208,7 +216,7 @@ func (r *isolatedRunner) applyPauses(got map[string]schedstore.Schedule, now tim
 // isolated schedules made since it started.
 func (r *isolatedRunner) requests(ctx context.Context, now time.Time) {
 	s := r.s
-	pending, err := s.store.Requests(ctx, 100)
+	pending, err := s.store.RequestsIn(ctx, 100, r.parts...)
 	if err != nil {
 		return
 	}

@@ -3,6 +3,7 @@ package chronos
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,15 +13,20 @@ import (
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
 
-// session is the work of one leadership term: it loads the registry, runs
-// catch-up, fires from a firing.Loop, follows registry changes and operator
-// requests, and sweeps the registry. It ends when its context does (the
-// term ended) or at the first fenced write.
+// session is the work of one leadership term of one partition: it loads
+// the partition's registry, runs catch-up, fires from its own firing.Loop,
+// follows the partition's registry changes and operator requests, and, in
+// partition 0, sweeps the whole registry. It ends when its context does
+// (the term ended) or at the first fenced write. An instance that leads
+// several partitions runs a session for each; they share nothing but the
+// Scheduler (its mirror, fault logs and metrics).
 type session struct {
-	s      *Scheduler
-	term   leader.Term
-	loop   *firing.Loop
-	cancel context.CancelFunc
+	s       *Scheduler
+	part    int
+	elector *leader.Elector
+	term    leader.Term
+	loop    *firing.Loop
+	cancel  context.CancelFunc
 
 	// fireMu serializes evaluate-and-fire rounds (loop wake-ups, reloads,
 	// repairs, requests): the script refuses a firing older than the
@@ -31,13 +37,17 @@ type session struct {
 	entries   map[string]*schedEntry
 	isolated  map[string]bool // isolated schedules: each instance fires them itself
 	idle      map[string]bool // entries not in the loop: paused, dirty, complete
-	version   string          // last seen value of the registry's change counter
+	version   string          // last seen value of the partition's change counter
 	lastSweep time.Time       // last Sweep
 	loaded    bool            // the registry was loaded once this term
+	// recoveries is the Scheduler's count of write recoveries this
+	// session last acted on (faultLog.recoveries).
+	recoveries int64
 }
 
-func newSession(s *Scheduler, term leader.Term) *session {
-	return &session{s: s, term: term, entries: map[string]*schedEntry{}, isolated: map[string]bool{}, idle: map[string]bool{}}
+func newSession(s *Scheduler, part int, e *leader.Elector, term leader.Term) *session {
+	return &session{s: s, part: part, elector: e, term: term, entries: map[string]*schedEntry{}, isolated: map[string]bool{}, idle: map[string]bool{},
+		recoveries: s.faults.recoveries.Load()}
 }
 
 // refreshEvery is how often the leader polls for registry changes,
@@ -69,7 +79,7 @@ func (ss *session) run(ctx context.Context) {
 // trusted reports whether this session's term is still trusted; if not it
 // ends the session.
 func (ss *session) trusted() bool {
-	t, ok := ss.s.elector.Current()
+	t, ok := ss.elector.Current()
 	if ok && t.Token == ss.term.Token {
 		return true
 	}
@@ -77,45 +87,31 @@ func (ss *session) trusted() bool {
 	return false
 }
 
-// refresh re-reads what changed in the registry, sweeps it about once per
-// instance TTL, and acts on operator requests, expired pauses and entries
-// whose stored state must be read again.
+// refresh re-reads what changed in the partition's registry, sweeps the
+// whole registry about once per instance TTL (partition 0), and acts on
+// operator requests, expired pauses and entries whose stored state must be
+// read again.
 func (ss *session) refresh(ctx context.Context) {
 	if !ss.trusted() || ctx.Err() != nil {
 		return
 	}
 	s := ss.s
-	v, err := s.store.ChangeCount(ctx)
+	v, err := s.store.ChangeCount(ctx, ss.part)
 	if err != nil {
 		ss.warn(ctx, "chronos: leader: read registry version", err)
 		return
 	}
 	if ss.loaded && ss.version != "" && v == "" {
 		s.log.Warn("chronos: leader: the registry was reset (its change counter is gone: Redis lost its data); "+
-			"reloading it as the instances put their schedules back", "epoch", ss.term.Epoch)
+			"reloading it as the instances put their schedules back", "partition", ss.part, "epoch", ss.term.Epoch)
 	}
 	reload := !ss.loaded || v != ss.version
-	// Sweep every heartbeat, and at once when the registry changed (an
-	// instance registered or deregistered): a schedule no live instance
-	// declares stops firing within a heartbeat or two.
-	if time.Since(ss.lastSweep) >= s.cfg.InstanceTTL/3 || v != ss.version {
-		sweep := s.store.Sweep // reads the whole registry only when something changed
-		if ss.lastSweep.IsZero() {
-			sweep = s.store.FullSweep // the store's last sweeps may predate other leaders' terms
-		}
-		ss.lastSweep = time.Now()
-		res, err := sweep(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.faults.failed(err, "what", "sweep")
-			}
-		} else if time.Since(ss.term.Acquired) > 2*s.cfg.InstanceTTL {
-			// Only once instances had time to heartbeat after an outage:
-			// an instance not seen yet is not gone.
-			ss.dropLegacyIsolatedQueues(ctx)
-		}
-		if err == nil && len(res.Handed)+len(res.Retired)+len(res.Deleted) > 0 {
-			ss.logSweep(res)
+	// The leader of partition 0 sweeps every heartbeat, and at once when
+	// the registry changed (an instance registered or deregistered): a
+	// schedule no live instance declares stops firing within a heartbeat
+	// or two.
+	if ss.part == 0 && (time.Since(ss.lastSweep) >= s.cfg.InstanceTTL/3 || v != ss.version) {
+		if ss.sweep(ctx) {
 			reload = true
 		}
 	}
@@ -123,7 +119,7 @@ func (ss *session) refresh(ctx context.Context) {
 	if reload {
 		// Read without holding up firing: the stored state is used only for
 		// schedules this term has not loaded yet, which nobody else fires.
-		if list, err = s.store.List(ctx); err != nil {
+		if list, err = s.store.ListPartition(ctx, ss.part); err != nil {
 			ss.warn(ctx, "chronos: leader: load registry", err)
 			return
 		}
@@ -216,6 +212,7 @@ func (ss *session) repair(ctx context.Context) {
 func (ss *session) reloadDirty(ctx context.Context) {
 	s := ss.s
 	ss.mu.Lock()
+	ss.recovered()
 	var dirty []string
 	for id := range ss.idle {
 		if e := ss.entries[id]; e != nil && e.dirty {
@@ -285,7 +282,7 @@ func (ss *session) onFire(ctx context.Context, now time.Time, batch []firing.Due
 	ss.fireMu.Lock()
 	defer ss.fireMu.Unlock()
 	if !ss.trusted() {
-		ss.s.log.Warn("chronos: leader: term no longer trusted; not firing", "epoch", ss.term.Epoch)
+		ss.s.log.Warn("chronos: leader: term no longer trusted; not firing", "partition", ss.part, "epoch", ss.term.Epoch)
 		return
 	}
 	r := ss.newRound(now)
@@ -302,7 +299,7 @@ func (ss *session) onFire(ctx context.Context, now time.Time, batch []firing.Due
 
 func (ss *session) onAnomaly(a firing.Anomaly) {
 	ss.s.log.Warn("chronos: leader: "+a.Kind.String()+"; due schedules are caught up per their misfire policy",
-		"delta", a.Delta, "epoch", ss.term.Epoch)
+		"delta", a.Delta, "partition", ss.part, "epoch", ss.term.Epoch)
 }
 
 // warn logs a failed registry read or write, except when ctx already ended:
@@ -313,6 +310,53 @@ func (ss *session) warn(ctx context.Context, msg string, err error) {
 		return
 	}
 	ss.s.log.Warn(msg, "err", err)
+}
+
+// sweep applies the rolling-deploy rule to the whole registry, every
+// partition's (schedstore.Store.Sweep), which the leader of partition 0
+// does for all. What it changed in another partition is noted in that
+// partition's change counter, so its leader reloads within a second; it
+// reports whether it changed something in this session's partition.
+func (ss *session) sweep(ctx context.Context) bool {
+	s := ss.s
+	sweep := s.store.Sweep // reads the whole registry only when something changed
+	if ss.lastSweep.IsZero() {
+		sweep = s.store.FullSweep // the store's last sweeps may predate other leaders' terms
+	}
+	ss.lastSweep = time.Now()
+	res, err := sweep(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.faults.failed(err, "what", "sweep")
+		}
+		return false
+	}
+	if time.Since(ss.term.Acquired) > 2*s.cfg.InstanceTTL {
+		// Only once instances had time to heartbeat after an outage:
+		// an instance not seen yet is not gone.
+		ss.dropLegacyIsolatedQueues(ctx)
+	}
+	changed := slices.Concat(res.Handed, res.Retired, res.Deleted)
+	if len(changed) == 0 {
+		return false
+	}
+	ss.logSweep(res)
+	mine := false
+	var others []int
+	for _, id := range changed {
+		switch p := s.store.PartitionOf(id); {
+		case p == ss.part:
+			mine = true
+		case !slices.Contains(others, p):
+			others = append(others, p)
+		}
+	}
+	if len(others) > 0 {
+		if err := s.store.NoteChangeIn(ctx, others...); err != nil {
+			ss.warn(ctx, "chronos: leader: note the sweep's changes for the partitions' leaders", err)
+		}
+	}
+	return mine
 }
 
 // dropLegacyIsolatedQueues deletes the Redis queues that versions before

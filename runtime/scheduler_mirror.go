@@ -86,7 +86,7 @@ func (m *mirror) fill(ctx context.Context, store *schedstore.Store, defs []sched
 	if err != nil {
 		return err
 	}
-	got, err := store.GetMany(ctx, ids)
+	got, err := store.GetStates(ctx, ids, jobNamesOf(defs))
 	if err != nil {
 		return err
 	}
@@ -102,10 +102,10 @@ func (m *mirror) fill(ctx context.Context, store *schedstore.Store, defs []sched
 	return nil
 }
 
-// update reads the declared schedules (index: declaration index by ID)
-// that changed since the last look and that the mirror does not hold
-// already.
-func (m *mirror) update(ctx context.Context, store *schedstore.Store, index func(id string) (int, bool), now time.Time) error {
+// update reads the declared schedules (index: declaration index by ID, in
+// defs) that changed since the last look and that the mirror does not
+// hold already: their state, not their definitions (GetStates).
+func (m *mirror) update(ctx context.Context, store *schedstore.Store, defs []schedstore.Definition, index func(id string) (int, bool), now time.Time) error {
 	m.mu.Lock()
 	since := m.seen.Add(-mirrorSkew)
 	m.mu.Unlock()
@@ -125,7 +125,12 @@ func (m *mirror) update(ctx context.Context, store *schedstore.Store, index func
 		asOf[c.ID] = c.At
 	}
 	m.mu.Unlock()
-	got, err := store.GetMany(ctx, ids)
+	got, err := store.GetStates(ctx, ids, func(id string) []string {
+		if i, ok := index(id); ok {
+			return jobNames(&defs[i])
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -177,6 +182,29 @@ func (m *mirror) seeds(defs []schedstore.Definition, hashes []defHash, self sche
 		}
 	}
 	return out, m.at
+}
+
+// jobNames returns the names of d's jobs, whose pauses the mirror keeps.
+func jobNames(d *schedstore.Definition) []string {
+	out := make([]string, len(d.Jobs))
+	for i, j := range d.Jobs {
+		out[i] = j.Name
+	}
+	return out
+}
+
+// jobNamesOf returns jobNames by schedule ID, for defs.
+func jobNamesOf(defs []schedstore.Definition) func(id string) []string {
+	byID := make(map[string]*schedstore.Definition, len(defs))
+	for i := range defs {
+		byID[defs[i].ID] = &defs[i]
+	}
+	return func(id string) []string {
+		if d := byID[id]; d != nil {
+			return jobNames(d)
+		}
+		return nil
+	}
 }
 
 // msOf is t in unix ms, 0 for the zero time.

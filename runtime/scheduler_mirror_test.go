@@ -12,9 +12,12 @@ import (
 	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 )
 
-// hashReads counts the HGETALLs a client sends: the mirror's reads of
-// schedules.
-type hashReads struct{ n atomic.Int64 }
+// hashReads counts the reads of a schedule's hash a client sends
+// (HGETALL, HMGET): the mirror's reads of schedules. key is the hash.
+type hashReads struct {
+	n   atomic.Int64
+	key atomic.Value // string
+}
 
 func (h *hashReads) DialHook(next redis.DialHook) redis.DialHook { return next }
 
@@ -35,8 +38,10 @@ func (h *hashReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 }
 
 func (h *hashReads) count(c redis.Cmder) {
-	if strings.EqualFold(c.Name(), "hgetall") {
-		h.n.Add(1)
+	if name := c.Name(); strings.EqualFold(name, "hgetall") || strings.EqualFold(name, "hmget") {
+		if a := c.Args(); len(a) > 1 && a[1] == h.key.Load() {
+			h.n.Add(1)
+		}
 	}
 }
 
@@ -49,34 +54,52 @@ func TestTheLeaderRemembersItsFiringsWithoutReadingThemBack(t *testing.T) {
 	e := newSchedEnv(t)
 	ctx := context.Background()
 	reg := func(s *Scheduler) { _ = RegisterInterval(s, time.Second, tick{N: 1}, WithScheduleID("sec")) }
-	reads := &hashReads{}
-	leaderClient := e.redis.NewClient(nil)
-	leaderClient.AddHook(reads)
-	a := NewScheduler(leaderClient, SchedulerConfig{InstanceID: "a", LeaderTTL: time.Second, Logger: e.scheduler("x", SchedulerConfig{}, nil).log.With("test_instance", "a")})
-	reg(a)
-	e.start(a)
+	start := func(id string) (*Scheduler, *hashReads) {
+		reads := &hashReads{}
+		c := e.redis.NewClient(nil)
+		c.AddHook(reads)
+		s := NewScheduler(c, SchedulerConfig{InstanceID: id, LeaderTTL: time.Second, Logger: e.scheduler("x", SchedulerConfig{}, nil).log.With("test_instance", id)})
+		reg(s)
+		return e.start(s), reads
+	}
+	a, readsA := start("a")
 	waitLeader(t, a)
-	b := e.start(e.scheduler("b", SchedulerConfig{}, reg))
+	b, readsB := start("b")
+	// The partitions are shared (all with a single partition); the
+	// leader of sec's is the one that fires it.
+	waitBalanced(t, a, b)
+	leader, other, reads, otherReads := a, b, readsA, readsB
+	if b.leads("sec") {
+		leader, other, reads, otherReads = b, a, readsB, readsA
+	}
+	readsA.key.Store(a.store.SchedKey("sec"))
+	readsB.key.Store(b.store.SchedKey("sec"))
 
 	waitUntil(t, "two firings", func() bool {
-		sc, err := b.store.Get(ctx, "sec")
+		sc, err := other.store.Get(ctx, "sec")
 		return err == nil && sc.State.TimesTriggered >= 2
 	})
 	time.Sleep(1200 * time.Millisecond) // a heartbeat of each, after the first firings
-	r0 := reads.n.Load()
+	r0, o0 := reads.n.Load(), otherReads.n.Load()
 	time.Sleep(3 * time.Second) // three firings and three heartbeats
 	if n := reads.n.Load() - r0; n != 0 {
 		t.Errorf("the leader read %d schedule hashes back in 3s of firing one schedule; want 0", n)
 	}
-	stored, err := b.store.Get(ctx, "sec")
+	if otherReads.n.Load() == o0 {
+		t.Error("the other instance read nothing back in 3s of firings: the count does not see the memory's reads")
+	}
+	if !leader.leads("sec") {
+		t.Fatal("sec changed leaders meanwhile; the test did not show what it means to")
+	}
+	stored, err := other.store.Get(ctx, "sec")
 	if err != nil {
 		t.Fatal(err)
 	}
-	scores, err := a.store.ChangeScores(ctx, []string{"sec"})
+	scores, err := leader.store.ChangeScores(ctx, []string{"sec"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine, asOf := mirroredOf(a, "sec")
+	mine, asOf := mirroredOf(leader, "sec")
 	if mine.State.TimesTriggered < stored.State.TimesTriggered || asOf < scores["sec"] {
 		t.Fatalf("leader's memory: %d firings as of change %d; registry: %d firings, change %d",
 			mine.State.TimesTriggered, asOf, stored.State.TimesTriggered, scores["sec"])
@@ -86,11 +109,11 @@ func TestTheLeaderRemembersItsFiringsWithoutReadingThemBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, "both memories to hold the pause", func() bool {
-		ma, _ := mirroredOf(a, "sec")
-		mb, _ := mirroredOf(b, "sec")
+		ma, _ := mirroredOf(leader, "sec")
+		mb, _ := mirroredOf(other, "sec")
 		return ma.State.Pause != nil && mb.State.Pause != nil
 	})
-	if mb, _ := mirroredOf(b, "sec"); mb.State.TimesTriggered < stored.State.TimesTriggered {
+	if mb, _ := mirroredOf(other, "sec"); mb.State.TimesTriggered < stored.State.TimesTriggered {
 		t.Fatalf("the other instance remembers %d firings; the registry had %d", mb.State.TimesTriggered, stored.State.TimesTriggered)
 	}
 }

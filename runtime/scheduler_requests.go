@@ -15,14 +15,15 @@ import (
 // at that pace instead of flooding the queue.
 const backfillChunk = 500
 
-// requests acts on pending operator requests: trigger now and backfill.
+// requests acts on the partition's pending operator requests: trigger now
+// and backfill.
 // A request is completed only after its firings were recorded, so a leader
 // change in between repeats it, and its dedup keys make the repeat a no-op.
 // A backfill is fired a chunk at a time, its progress saved in the request
 // after each chunk.
 func (ss *session) requests(ctx context.Context) {
 	s := ss.s
-	pending, err := s.store.Requests(ctx, 100)
+	pending, err := s.store.RequestsIn(ctx, 100, ss.part)
 	if err != nil {
 		ss.warn(ctx, "chronos: leader: read requests", err)
 		return
@@ -44,13 +45,13 @@ func (ss *session) requests(ctx context.Context) {
 			if now.Sub(rq.Created) >= s.cfg.InstanceTTL {
 				s.log.Info("chronos: operator request for an isolated schedule handed to every live instance", "schedule", rq.Schedule,
 					"request", rq.ID, "who", rq.Who)
-				_, _ = s.store.CompleteRequest(ctx, rq.ID)
+				_, _ = s.store.CompleteRequest(ctx, rq)
 			}
 			continue
 		}
 		if e == nil {
 			s.log.Warn("chronos: request for a schedule the leader does not fire; dropped", "schedule", rq.Schedule, "request", rq.ID)
-			_, _ = s.store.CompleteRequest(ctx, rq.ID)
+			_, _ = s.store.CompleteRequest(ctx, rq)
 			continue
 		}
 		// A request overrides a pause of the whole schedule (the operator
@@ -94,7 +95,7 @@ func (ss *session) requests(ctx context.Context) {
 		}
 		s.log.Info("chronos: operator request done", "schedule", rq.Schedule, "request", rq.ID, "kind", string(rq.Kind),
 			"firings", rq.Fired+len(reqs), "who", rq.Who)
-		_, _ = s.store.CompleteRequest(ctx, rq.ID)
+		_, _ = s.store.CompleteRequest(ctx, rq)
 	}
 }
 

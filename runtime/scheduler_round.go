@@ -219,7 +219,7 @@ func (ss *session) handle(reqs []*fireReq, res []schedstore.FireResult) {
 // failed handles a write that did not happen.
 func (ss *session) failed(id string, err error) {
 	if errors.Is(err, leader.ErrFenced) {
-		ss.s.log.Warn("chronos: fenced write: this instance is no longer leader; stopping", "schedule", id, "epoch", ss.term.Epoch)
+		ss.s.log.Warn("chronos: fenced write: this instance is no longer leader; stopping", "schedule", id, "partition", ss.part, "epoch", ss.term.Epoch)
 		ss.cancel()
 		return
 	}
@@ -239,16 +239,24 @@ func (ss *session) failed(id string, err error) {
 }
 
 // succeeded records that a write of entry id happened. The first after
-// failures ends every entry's backoff: the fault was Redis's, not theirs,
-// so the fire times missed meanwhile are caught up at the next refresh.
+// failures, in any partition's session, ends every entry's backoff (see
+// recovered): the fault was Redis's, not theirs, so the fire times missed
+// meanwhile are caught up at the next refresh.
 func (ss *session) succeeded(id string) {
-	recovered := ss.s.faults.ok()
+	ss.s.faults.ok()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if e := ss.entries[id]; e != nil {
 		e.failures, e.retryAt = 0, 0
 	}
-	if recovered {
+	ss.recovered()
+}
+
+// recovered ends the backoff of every entry once writes succeeded again
+// after failing, whichever session's write it was. ss.mu is held.
+func (ss *session) recovered() {
+	if g := ss.s.faults.recoveries.Load(); g != ss.recoveries {
+		ss.recoveries = g
 		for _, e := range ss.entries {
 			e.retryAt = 0
 		}

@@ -19,7 +19,6 @@ import (
 	"github.com/chronos-go/chronos/runtime/internal/firing"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
-	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
 
@@ -63,6 +62,7 @@ func newSchedEnv(t *testing.T, opts ...redistest.Options) *schedEnv {
 	t.Helper()
 	redistest.Parallel(t)
 	s := redistest.Start(t, opts...)
+	MarkTestLayout(t, s.Client(), "")
 	return &schedEnv{t: t, redis: s, rdb: s.Client(), insp: NewInspector(s.Client()), logs: &logBuffer{}}
 }
 
@@ -93,25 +93,28 @@ func (e *schedEnv) start(s *Scheduler) *Scheduler {
 }
 
 // tasks returns the tasks of queue, in its stream and in its delayed set
-// (where the leader puts a trigger it fires ahead: SchedulerConfig.FireAhead).
+// (where the leader puts a trigger it fires ahead: SchedulerConfig.FireAhead),
+// in every partition.
 func (e *schedEnv) tasks(queue string) []*rdb.Message {
 	e.t.Helper()
 	ctx := context.Background()
-	k := rdb.NewKeys("")
-	xs, err := e.rdb.XRange(ctx, k.Stream(queue), "-", "+").Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		e.t.Fatalf("XRANGE: %v", err)
-	}
-	raw := make([]string, 0, len(xs))
-	for _, x := range xs {
-		raw = append(raw, x.Values["m"].(string))
-	}
-	delayed, err := e.rdb.ZRange(ctx, k.Delayed(queue), 0, -1).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		e.t.Fatalf("ZRANGE: %v", err)
+	var raw []string
+	for _, k := range queueKeys(e.t, e.rdb) {
+		xs, err := e.rdb.XRange(ctx, k.Stream(queue), "-", "+").Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			e.t.Fatalf("XRANGE: %v", err)
+		}
+		for _, x := range xs {
+			raw = append(raw, x.Values["m"].(string))
+		}
+		delayed, err := e.rdb.ZRange(ctx, k.Delayed(queue), 0, -1).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			e.t.Fatalf("ZRANGE: %v", err)
+		}
+		raw = append(raw, delayed...)
 	}
 	var out []*rdb.Message
-	for _, r := range append(raw, delayed...) {
+	for _, r := range raw {
 		m, err := rdb.Decode([]byte(r))
 		if err != nil {
 			e.t.Fatal(err)
@@ -121,13 +124,17 @@ func (e *schedEnv) tasks(queue string) []*rdb.Message {
 	return out
 }
 
-// holdLease makes this test the namespace's leader by setting the lease
-// itself, so it can fire through the fenced script without an election.
+// holdLease makes this test the leader of every partition of the default
+// namespace by setting the leases itself, so it can fire through the
+// fenced script without an election.
 func holdLease(t testing.TB, c redis.UniversalClient) leader.Term {
 	t.Helper()
 	tok := "1:test-lease:" + strings.ReplaceAll(t.Name(), "/", "-")
-	if err := c.Set(context.Background(), leader.KeysFor("").Lock, tok, 0).Err(); err != nil {
-		t.Fatal(err)
+	st := testStore(t, c)
+	for p := range st.Partitions() {
+		if err := c.Set(context.Background(), st.Lease(p).Lock, tok, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return leader.Term{Token: tok, Epoch: 1}
 }
@@ -143,15 +150,50 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// waitLeader waits until every partition is led by one of ss, and returns
+// the leader of partition 0.
 func waitLeader(t *testing.T, ss ...*Scheduler) *Scheduler {
 	t.Helper()
 	var l *Scheduler
-	waitUntil(t, "a leader", func() bool {
+	waitUntil(t, "a leader of every partition", func() bool {
+		l = nil
+		var n int
 		for _, s := range ss {
-			if s.elector == nil {
+			if s.parts == nil {
 				continue
 			}
-			if _, ok := s.elector.Current(); ok {
+			n = len(s.parts.electors)
+		}
+		for p := range n {
+			led := false
+			for _, s := range ss {
+				if s.parts == nil {
+					continue
+				}
+				if _, ok := s.parts.electors[p].Current(); ok {
+					led = true
+					if p == 0 {
+						l = s
+					}
+				}
+			}
+			if !led {
+				return false
+			}
+		}
+		return l != nil
+	})
+	return l
+}
+
+// waitLeaderOf waits until one of ss leads the partition of schedule id,
+// and returns it.
+func waitLeaderOf(t *testing.T, id string, ss ...*Scheduler) *Scheduler {
+	t.Helper()
+	var l *Scheduler
+	waitUntil(t, "a leader of "+id, func() bool {
+		for _, s := range ss {
+			if s.leads(id) {
 				l = s
 				return true
 			}
@@ -347,7 +389,7 @@ func TestEachTriggerIsEnqueuedOnceThroughGracefulHandoffs(t *testing.T) {
 	}
 	count := func() int { return len(e.tasks(DefaultQueue)) }
 	for range 2 {
-		l := waitLeader(t, ss...)
+		l := waitLeaderOf(t, "every-second", ss...)
 		n := count()
 		waitUntil(t, "firings", func() bool { return count() >= n+3 })
 		if err := l.Shutdown(context.Background()); err != nil {
@@ -355,7 +397,7 @@ func TestEachTriggerIsEnqueuedOnceThroughGracefulHandoffs(t *testing.T) {
 		}
 		ss = slices.DeleteFunc(ss, func(s *Scheduler) bool { return s == l })
 	}
-	waitLeader(t, ss...)
+	waitLeaderOf(t, "every-second", ss...)
 	n := count()
 	waitUntil(t, "firings after two handoffs", func() bool { return count() >= n+2 })
 	secs := triggerTimes(t, e.tasks(DefaultQueue), "every-second")
@@ -377,10 +419,10 @@ func TestStaleLeaderIsFencedAndEnqueuesNothing(t *testing.T) {
 		_ = RegisterCron(s, "0 0 2 1 1 ?", tick{}, WithScheduleID("yearly"))
 	}))
 	waitLeader(t, s)
-	term, _ := s.elector.Current()
+	term, _ := s.electorOf("yearly").Current()
 	ctx := context.Background()
 	// Another instance takes the lease (as after this one stalled past it).
-	if err := e.rdb.Set(ctx, leader.KeysFor("").Lock, "999:other:x", time.Minute).Err(); err != nil {
+	if err := e.rdb.Set(ctx, leaseOf(t, e.rdb, "yearly").Lock, "999:other:x", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	p := mustPlan(t, e, "yearly")
@@ -393,7 +435,7 @@ func TestStaleLeaderIsFencedAndEnqueuesNothing(t *testing.T) {
 	if n := len(e.tasks(DefaultQueue)); n != 0 {
 		t.Fatalf("a fenced leader enqueued %d tasks", n)
 	}
-	if ok, _ := e.rdb.Exists(ctx, rdb.NewKeys("").Dedup(dedupKey("yearly", slot))).Result(); ok != 0 {
+	if ok, _ := e.rdb.Exists(ctx, QueueKeysOf(t, e.rdb, "yearly").Dedup(dedupKey("yearly", slot))).Result(); ok != 0 {
 		t.Fatal("a fenced leader claimed the dedup key")
 	}
 }
@@ -417,8 +459,9 @@ func TestSameTokenOnTwoSchedulersEnqueuesATriggerOnce(t *testing.T) {
 	reg := func(s *Scheduler) { _ = RegisterCron(s, "0 0 2 1 1 ?", tick{}, WithScheduleID("yearly")) }
 	a := e.start(e.scheduler("a", SchedulerConfig{}, reg))
 	b := e.scheduler("b", SchedulerConfig{}, reg) // never elected: it borrows a's token
+	b.store = a.store
 	waitLeader(t, a)
-	term, _ := a.elector.Current()
+	term, _ := a.electorOf("yearly").Current()
 	p := mustPlan(t, e, "yearly")
 	slot := time.Now().Add(time.Hour).Truncate(time.Second)
 	req := func() []*fireReq {
@@ -449,14 +492,16 @@ func primeState(t *testing.T, e *schedEnv, id string, reg func(*Scheduler), next
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	key := schedstore.New(e.rdb, schedstore.Config{}).SchedKey(id)
+	key := testStore(t, e.rdb).SchedKey(id)
 	err := e.rdb.HSet(ctx, key, "next_fire", next.UnixMilli(), "last_fired", prev.UnixMilli(),
 		"trigger_start", prev.Add(-time.Hour).UnixMilli(), "repeat_count", -1, "times_triggered", 5,
 		"state_saved", time.Now().Add(time.Second).UnixMilli(), "created", prev.Add(-time.Hour).UnixMilli()).Err()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.rdb.Del(ctx, rdb.NewKeys("").Stream("default"))
+	for _, k := range queueKeys(t, e.rdb) {
+		e.rdb.Del(ctx, k.Stream(DefaultQueue))
+	}
 }
 
 func TestCatchupAfterAnOutageFollowsThePolicy(t *testing.T) {
@@ -560,7 +605,7 @@ func TestOverlapSkipRecordsSkippedFiringsAndResumesAfterTheRun(t *testing.T) {
 		t.Error("overlap skip not logged")
 	}
 	// An operator who knows the queued run is gone can clear the marker.
-	e.rdb.Del(ctx, rdb.NewKeys("").Stream(DefaultQueue))
+	e.rdb.Del(ctx, QueueKeysOf(t, e.rdb, "slow").Stream(DefaultQueue))
 	if err := e.insp.ClearOverlap(ctx, "slow", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -757,8 +802,8 @@ func TestScheduleAddedByANewerInstanceFiresUnderAnOlderLeader(t *testing.T) {
 	waitUntil(t, "the new schedule's firings", func() bool {
 		return len(triggerTimes(t, e.tasks(DefaultQueue), "added-in-v1.1")) >= 2
 	})
-	if _, ok := old.elector.Current(); !ok {
-		t.Fatal("the old instance lost leadership; the test did not show what it means to")
+	if !old.leads("added-in-v1.1") {
+		t.Fatal("the old instance does not lead the new schedule's partition; the test did not show what it means to")
 	}
 }
 
@@ -773,11 +818,11 @@ func TestLosingTheLeaseStopsFiringAndRegainingItCatchesUp(t *testing.T) {
 
 	// Another holder takes the lease for 3s: the scheduler must step down at
 	// its next renewal and enqueue nothing while it is not the leader.
-	lock := leader.KeysFor("").Lock
+	lock := leaseOf(t, e.rdb, "sec").Lock
 	if err := e.rdb.Set(ctx, lock, "999:intruder:x", 3*time.Second).Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "step-down", func() bool { _, ok := s.elector.Current(); return !ok })
+	waitUntil(t, "step-down", func() bool { return !s.leads("sec") })
 	before := len(e.tasks(DefaultQueue))
 	for e.rdb.Get(ctx, lock).Val() == "999:intruder:x" {
 		if n := len(e.tasks(DefaultQueue)); n != before {
@@ -821,18 +866,21 @@ func TestWallClockJumpIsCaughtUpPerPolicyWithoutABurst(t *testing.T) {
 			s.clock, s.now = clk, clk.Now
 			e.start(s)
 			waitLeader(t, s)
+			// One firing loop per partition led, all on the manual clock:
+			// each has one pending timer while it sleeps.
+			loops := len(s.parts.electors)
 			for range 3 {
-				clk.BlockUntil(1)
+				clk.BlockUntil(loops)
 				clk.Advance(time.Second)
 			}
 			waitUntil(t, "firings on the manual clock", func() bool { return len(e.tasks(DefaultQueue)) >= 1 })
-			clk.BlockUntil(1)
+			clk.BlockUntil(loops)
 			before := len(e.tasks(DefaultQueue))
 			jumpedFrom := clk.Now()
 			clk.StepWall(5 * time.Minute)
 			clk.Advance(time.Second)
 			waitUntil(t, "the jump noticed", func() bool { return strings.Contains(e.logs.String(), "wall-clock jump") })
-			clk.BlockUntil(1)
+			clk.BlockUntil(loops)
 			clk.Advance(time.Second) // one more ordinary firing after the jump
 			waitUntil(t, "the firing after the jump", func() bool {
 				ms := e.tasks(DefaultQueue)

@@ -259,6 +259,7 @@ func sentinelSchedulers(t *testing.T, d *redistest.Sentinel, n int, ttl time.Dur
 	t.Helper()
 	logs := &logBuffer{}
 	var ss []*Scheduler
+	MarkTestLayout(t, d.Client(), "")
 	for i := range n {
 		id := fmt.Sprintf("i%d", i)
 		cfg := SchedulerConfig{
@@ -292,17 +293,20 @@ func sentinelSchedulers(t *testing.T, d *redistest.Sentinel, n int, ttl time.Dur
 // its delayed set for the triggers the leader fired ahead (FireAhead).
 func streamTasks(t *testing.T, c redis.UniversalClient) []*rdb.Message {
 	t.Helper()
-	k := rdb.NewKeys("")
-	xs, err := c.XRange(context.Background(), k.Stream(DefaultQueue), "-", "+").Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		t.Fatalf("XRANGE: %v", err)
-	}
-	raw, err := c.ZRange(context.Background(), k.Delayed(DefaultQueue), 0, -1).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		t.Fatalf("ZRANGE: %v", err)
-	}
-	for _, x := range xs {
-		raw = append(raw, x.Values["m"].(string))
+	var raw []string
+	for _, k := range queueKeys(t, c) {
+		xs, err := c.XRange(context.Background(), k.Stream(DefaultQueue), "-", "+").Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			t.Fatalf("XRANGE: %v", err)
+		}
+		delayed, err := c.ZRange(context.Background(), k.Delayed(DefaultQueue), 0, -1).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			t.Fatalf("ZRANGE: %v", err)
+		}
+		raw = append(raw, delayed...)
+		for _, x := range xs {
+			raw = append(raw, x.Values["m"].(string))
+		}
 	}
 	out := make([]*rdb.Message, 0, len(raw))
 	for _, r := range raw {
@@ -325,12 +329,12 @@ func maxLateness(ms []*rdb.Message) time.Duration {
 	return time.Duration(worst) * time.Millisecond
 }
 
-// leaderEpoch returns the instance ID and epoch of the trusted leader
-// among ss, waiting for one.
+// leaderEpoch returns the instance ID and epoch of the trusted leader of
+// the partition of "every-second" among ss, waiting for one.
 func leaderEpoch(t *testing.T, ss []*Scheduler) (string, int64) {
 	t.Helper()
-	l := waitLeader(t, ss...)
-	term, _ := l.elector.Current()
+	l := waitLeaderOf(t, "every-second", ss...)
+	term, _ := l.electorOf("every-second").Current()
 	return l.cfg.InstanceID, term.Epoch
 }
 

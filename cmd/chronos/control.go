@@ -291,11 +291,11 @@ func parseTimeFlag(name, s string) (time.Time, error) {
 }
 
 // printRequest reports an accepted trigger or backfill request, and warns
-// when no scheduler leads: the request then waits for one. The request is
-// stored by then, so failing to read the leader is not a failure of the
-// command; it only leaves the leader out.
+// when no scheduler leads the schedule's partition: the request then waits
+// for one. The request is stored by then, so failing to read the leader is
+// not a failure of the command; it only leaves the leader out.
 func (c *cli) printRequest(ctx context.Context, insp *chronos.Inspector, id, req string) error {
-	l, err := insp.SchedulerLeader(ctx)
+	l, part, err := scheduleLeader(ctx, insp, id)
 	known := err == nil
 	if c.json {
 		return c.printJSON(struct {
@@ -306,9 +306,34 @@ func (c *cli) printRequest(ctx context.Context, insp *chronos.Inspector, id, req
 	}
 	fmt.Fprintf(c.stdout, "requested %s for schedule %s; the leader carries it out once (see: chronos schedule %s)\n", req, id, id)
 	if known && l == nil {
-		fmt.Fprintf(c.stderr, "chronos: warning: no scheduler leads namespace %q now; the request waits until one does\n", c.namespace())
+		where := fmt.Sprintf("namespace %q", c.namespace())
+		if part >= 0 {
+			where += fmt.Sprintf(" (partition %d, schedule %s's)", part, id)
+		}
+		fmt.Fprintf(c.stderr, "chronos: warning: no scheduler leads %s now; the request waits until one does\n", where)
 	}
 	return nil
+}
+
+// scheduleLeader returns the leader of schedule id's partition (nil: none)
+// and, in a namespace of several partitions, the partition (else -1).
+func scheduleLeader(ctx context.Context, insp *chronos.Inspector, id string) (*chronos.LeaderInfo, int, error) {
+	info, err := insp.Schedule(ctx, id)
+	if err != nil {
+		return nil, -1, err
+	}
+	ls, err := insp.SchedulerLeaders(ctx)
+	if err != nil || info.Partition >= len(ls) {
+		return nil, -1, err
+	}
+	part := info.Partition
+	if len(ls) == 1 {
+		part = -1
+	}
+	if l := ls[info.Partition]; l.InstanceID != "" {
+		return l, part, nil
+	}
+	return nil, part, nil
 }
 
 func leaderID(l *chronos.LeaderInfo) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -67,6 +68,7 @@ func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	s := redistest.Start(t)
 	c := &cluster{t: t, redis: s, rdb: s.Client()}
+	markTestLayout(t, c.rdb)
 	c.sched = chronos.NewScheduler(s.NewClient(nil), chronos.SchedulerConfig{
 		InstanceID: "sched-a", Version: "v1.2.3", LeaderTTL: time.Second, Logger: quiet,
 	})
@@ -160,6 +162,16 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// eventuallyJSON runs the CLI with -json until what it decoded into v
+// satisfies cond.
+func (c *cluster) eventuallyJSON(v any, cond func() bool, args ...string) {
+	c.t.Helper()
+	eventually(c.t, "chronos "+strings.Join(args, " "), func() bool {
+		c.okJSON(v, args...)
+		return cond()
+	})
+}
+
 // waitLeader waits until the scheduler leads.
 func (c *cluster) waitLeader() {
 	c.t.Helper()
@@ -204,4 +216,21 @@ func lineOf(t *testing.T, out, key string) string {
 // either are padded.
 func hasFields(out, part string) bool {
 	return strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(part), " "))
+}
+
+// markTestLayout marks the default namespace as one written by a version
+// before partitions (layout 1, the single hash tag) when the tests run
+// with CHRONOS_TEST_LAYOUT=1; by default they run in a new namespace's 12
+// partitions. The mark is the leader epoch counter those versions write
+// (runtime/internal/leader's KeysFor("").Epoch, one of the keys
+// runtime/internal/keyspace detects layout 1 by), spelled here because
+// this package cannot import the runtime's internal packages.
+func markTestLayout(t *testing.T, c redis.UniversalClient) {
+	t.Helper()
+	if os.Getenv("CHRONOS_TEST_LAYOUT") != "1" {
+		return
+	}
+	if err := c.SetNX(context.Background(), "{chronos}:leader:epoch", 0, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
 }

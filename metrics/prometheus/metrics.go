@@ -135,15 +135,15 @@ func New(opts Options) *Metrics {
 		}),
 		leader: prom.NewGauge(prom.GaugeOpts{
 			Name: "chronos_leader",
-			Help: "1 while this instance is the scheduler leader, else 0.",
+			Help: "1 while this instance leads a partition of the scheduler (the leader, with a single partition), else 0.",
 		}),
 		terms: prom.NewCounter(prom.CounterOpts{
 			Name: "chronos_leader_changes_total",
-			Help: "Leadership terms this instance won; summed over instances, the leader changes of the cluster.",
+			Help: "Times this instance started leading while it led no partition (with a single partition: terms it won).",
 		}),
 		renewFails: prom.NewCounter(prom.CounterOpts{
 			Name: "chronos_lease_renew_failures_total",
-			Help: "Leader lease renewals that failed, each ending this instance's term.",
+			Help: "Leader lease renewals that failed, each ending this instance's term of a partition.",
 		}),
 		lost: prom.NewCounter(prom.CounterOpts{
 			Name: "chronos_registry_lost_total",

@@ -105,13 +105,13 @@ chronos_misfires_total{policy="ignoreMisfires"} 1
 # HELP chronos_catchup_dropped_total Missed fires dropped by the MaxCatchup cap of a catch-up.
 # TYPE chronos_catchup_dropped_total counter
 chronos_catchup_dropped_total 7
-# HELP chronos_leader 1 while this instance is the scheduler leader, else 0.
+# HELP chronos_leader 1 while this instance leads a partition of the scheduler (the leader, with a single partition), else 0.
 # TYPE chronos_leader gauge
 chronos_leader 1
-# HELP chronos_leader_changes_total Leadership terms this instance won; summed over instances, the leader changes of the cluster.
+# HELP chronos_leader_changes_total Times this instance started leading while it led no partition (with a single partition: terms it won).
 # TYPE chronos_leader_changes_total counter
 chronos_leader_changes_total 2
-# HELP chronos_lease_renew_failures_total Leader lease renewals that failed, each ending this instance's term.
+# HELP chronos_lease_renew_failures_total Leader lease renewals that failed, each ending this instance's term of a partition.
 # TYPE chronos_lease_renew_failures_total counter
 chronos_lease_renew_failures_total 1
 `

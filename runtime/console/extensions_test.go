@@ -53,13 +53,22 @@ func (s fakeSince) LeaderSince(ctx context.Context, epoch int64) (time.Time, err
 }
 
 // Without Options.Health the console shows the Inspector's schedule
-// health; without Options.LeaderSince, "since" is not recorded.
-func TestHealthComesFromTheInspectorAndLeaderSinceIsNotAvailableWithoutABackend(t *testing.T) {
+// health; without Options.LeaderSince, when the leader's term began from
+// the Inspector, which reads the record the leader writes.
+func TestHealthAndLeaderSinceComeFromTheInspector(t *testing.T) {
 	f := start(t, fixtureOptions{})
 	f.waitLeader()
 	b := f.browser()
 	overview := b.ok("/")
-	contains(t, "overview", overview, `<span class="health h-ok">ok</span> 5</a>`, "since: not recorded")
+	l, err := f.insp.SchedulerLeader(context.Background())
+	if err != nil || l == nil || l.Since.IsZero() {
+		t.Fatalf("SchedulerLeader = %+v, %v; want the start of its term", l, err)
+	}
+	contains(t, "overview", overview, `<span class="health h-ok">ok</span> 5</a>`,
+		`<time datetime="`+l.Since.UTC().Format(time.RFC3339)+`" id="leader-since">`)
+	if strings.Contains(overview, "not recorded") {
+		t.Error("the overview says since is not recorded")
+	}
 	if strings.Contains(overview, `id="health-na"`) {
 		t.Error("the overview says health is not available")
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/chronos-go/chronos/internal/redistest"
 	chronos "github.com/chronos-go/chronos/runtime"
 	"github.com/chronos-go/chronos/runtime/console"
+	"github.com/chronos-go/chronos/runtime/internal/leader"
 )
 
 // The task kinds of the fixture's schedules and tasks.
@@ -83,6 +85,7 @@ type fixtureOptions struct {
 func start(t *testing.T, fo fixtureOptions) *fixture {
 	t.Helper()
 	s := redistest.Start(t)
+	markTestLayout(t, s.Client())
 	f := &fixture{t: t, redis: s, rdb: s.Client(), runs: map[string]int{}, logs: &syncBuffer{}}
 	f.insp = chronos.NewInspector(f.rdb)
 	f.client = chronos.NewClient(f.rdb)
@@ -169,10 +172,30 @@ func (f *fixture) ranOf(kind string) int {
 // waitLeader waits until the scheduler leads.
 func (f *fixture) waitLeader() {
 	f.t.Helper()
-	eventually(f.t, "sched-a to lead", func() bool {
-		l, err := f.insp.SchedulerLeader(context.Background())
-		return err == nil && l != nil && l.InstanceID == "sched-a"
+	eventually(f.t, "sched-a to lead every partition", func() bool {
+		ls, err := f.insp.SchedulerLeaders(context.Background())
+		for _, l := range ls {
+			if l.InstanceID != "sched-a" {
+				return false
+			}
+		}
+		return err == nil && len(ls) > 0
 	})
+}
+
+// markTestLayout marks the default namespace as one written by a version
+// before partitions (layout 1, the single hash tag), with the leader epoch
+// counter those versions write, when the tests run with
+// CHRONOS_TEST_LAYOUT=1; by default they run in a new namespace's 12
+// partitions.
+func markTestLayout(t *testing.T, c redis.UniversalClient) {
+	t.Helper()
+	if os.Getenv("CHRONOS_TEST_LAYOUT") != "1" {
+		return
+	}
+	if err := c.SetNX(context.Background(), leader.KeysFor("").Epoch, 0, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // firings returns the firing records of schedule id with source src

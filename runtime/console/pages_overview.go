@@ -10,16 +10,21 @@ import (
 // overviewData is the overview page: who leads, which instances live, and
 // how the schedules are doing.
 type overviewData struct {
-	Leader      *chronos.LeaderInfo // nil: nobody leads
+	Leader      *chronos.LeaderInfo // nil: nobody leads (partition 0)
 	LeaderSince time.Time
 	SinceKnown  bool // a LeaderSincer answered
-	Instances   []instanceRow
-	StaleAfter  time.Duration
-	Schedules   int
-	Paused      int // schedules paused in whole or in part
-	Pending     int // operator requests the leader has not carried out
-	Dead        int
-	Health      healthSummary
+	// Partitions is the leadership of every partition of a partitioned
+	// namespace (nil for a namespace of a single partition); Unled counts
+	// those nobody leads.
+	Partitions []*chronos.LeaderInfo
+	Unled      int
+	Instances  []instanceRow
+	StaleAfter time.Duration
+	Schedules  int
+	Paused     int // schedules paused in whole or in part
+	Pending    int // operator requests the leader has not carried out
+	Dead       int
+	Health     healthSummary
 }
 
 type instanceRow struct {
@@ -54,6 +59,16 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request) error {
 	if d.Leader != nil && c.opts.LeaderSince != nil {
 		if t, err := c.opts.LeaderSince.LeaderSince(ctx, d.Leader.Epoch); err == nil {
 			d.LeaderSince, d.SinceKnown = t, !t.IsZero()
+		}
+	}
+	if ls, err := c.insp.SchedulerLeaders(ctx); err != nil {
+		return err
+	} else if len(ls) > 1 {
+		d.Partitions = ls
+		for _, l := range ls {
+			if l.InstanceID == "" {
+				d.Unled++
+			}
 		}
 	}
 	insts, err := c.insp.SchedulerInstances(ctx)

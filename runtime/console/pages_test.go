@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -68,7 +69,7 @@ func TestOverviewShowsNoLeaderAndStaleInstances(t *testing.T) {
 	f := start(t, fixtureOptions{console: optsNow(func() time.Time { return later })})
 	f.waitLeader()
 	b := f.browser()
-	contains(t, "overview a little in the future", b.ok("/"), "stale", "since: not recorded")
+	contains(t, "overview a little in the future", b.ok("/"), "stale", `id="leader-since"`)
 
 	g := start(t, fixtureOptions{noSched: true})
 	contains(t, "overview without a scheduler", g.browser().ok("/"), "nobody leads", "No live scheduler instance.")
@@ -166,4 +167,29 @@ func TestNewQueuesAppearWithinFiveSeconds(t *testing.T) {
 	now = now.Add(5 * time.Second)
 	mu.Unlock()
 	contains(t, "queues 5 s later", b.ok("/queues"), `data-queue="fresh"`)
+}
+
+// The overview names the leader of every partition of a partitioned
+// namespace, with its epoch and the start of its term, and the partitions
+// each instance leads; a namespace of a single partition has no table.
+func TestOverviewShowsTheLeaderOfEveryPartition(t *testing.T) {
+	f := start(t, fixtureOptions{})
+	f.waitLeader()
+	ls, err := f.insp.SchedulerLeaders(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := f.browser().ok("/")
+	if len(ls) == 1 {
+		if strings.Contains(body, `id="partitions"`) {
+			t.Fatal("a partitions table for a namespace of a single partition")
+		}
+		return
+	}
+	var want []string
+	for _, l := range ls {
+		want = append(want, fmt.Sprintf(`<tr data-partition="%d"><td>%d</td><td><code>sched-a</code></td><td>%d</td><td><time datetime="%s">`,
+			l.Partition, l.Partition, l.Epoch, l.Since.UTC().Format(time.RFC3339)))
+	}
+	contains(t, "overview", body, append(want, "leads partition 0 of 12", `<td class="leads">0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11</td>`)...)
 }

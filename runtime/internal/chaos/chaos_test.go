@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +23,8 @@ import (
 
 	"github.com/chronos-go/chronos/internal/redistest"
 	chronos "github.com/chronos-go/chronos/runtime"
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
+	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
@@ -35,11 +38,19 @@ const (
 	instances = 4
 )
 
-// The schedules every instance declares.
-const (
-	intervalID = "chaos.interval" // RegisterInterval(1s)
-	cronID     = "chaos.cron"     // RegisterCron("* * * * * ?")
-)
+// The schedules every instance declares: chaos.interval-<k>
+// (RegisterInterval(1s)) and chaos.cron-<k> (RegisterCron("* * * * * ?")),
+// for k below perKind, so that they fall into several of the namespace's
+// partitions, led by different instances.
+const perKind = 4
+
+func scheduleIDs() []string {
+	var ids []string
+	for k := range perKind {
+		ids = append(ids, fmt.Sprintf("chaos.interval-%d", k), fmt.Sprintf("chaos.cron-%d", k))
+	}
+	return ids
+}
 
 // Tick is the task the schedules enqueue. Nothing consumes it: the test
 // reads the queue stream afterwards.
@@ -66,14 +77,19 @@ func child(id string) int {
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	s := chronos.NewScheduler(rdb, chronos.SchedulerConfig{InstanceID: id, LeaderTTL: leaderTTL, Logger: log})
-	if err := chronos.RegisterInterval(s, time.Second, Tick{}, chronos.WithScheduleID(intervalID)); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
+	if n, _ := strconv.Atoi(os.Getenv(loadEnv)); n > 0 {
+		return loadChild(rdb, id, n)
 	}
-	if err := chronos.RegisterCron(s, "* * * * * ?", Tick{}, chronos.WithScheduleID(cronID)); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
+	s := chronos.NewScheduler(rdb, chronos.SchedulerConfig{InstanceID: id, LeaderTTL: leaderTTL, Logger: log})
+	for k := range perKind {
+		if err := chronos.RegisterInterval(s, time.Second, Tick{}, chronos.WithScheduleID(fmt.Sprintf("chaos.interval-%d", k))); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		if err := chronos.RegisterCron(s, "* * * * * ?", Tick{}, chronos.WithScheduleID(fmt.Sprintf("chaos.cron-%d", k))); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
@@ -100,18 +116,23 @@ func child(id string) int {
 }
 
 // event is one line of the chaos event log: a fault the parent inflicted,
-// or a leadership change a child reported.
+// or a leadership change of a partition a child reported.
 type event struct {
 	At    time.Time
 	Kind  string // kill, term, stop, cont, spawn, exit, redis-down, redis-up, leader, lost, resigned, fenced
 	Inst  string
 	Epoch int64
+	Part  int // for leader, lost, resigned, fenced
 }
 
 func (e event) String() string {
 	s := e.At.Format("15:04:05.000") + " " + e.Kind
 	if e.Inst != "" {
 		s += " " + e.Inst
+	}
+	switch e.Kind {
+	case "leader", "lost", "resigned", "fenced":
+		s += fmt.Sprintf(" p%d", e.Part)
 	}
 	if e.Epoch != 0 {
 		s += fmt.Sprintf(" epoch=%d", e.Epoch)
@@ -129,6 +150,8 @@ type harness struct {
 	t      *testing.T
 	redis  *redistest.Server
 	rdb    redis.UniversalClient
+	layout keyspace.Layout
+	next   int // the schedule whose partition's leader the next fault hits
 	mu     sync.Mutex
 	events []event
 	procs  [instances]*proc
@@ -192,6 +215,7 @@ func (h *harness) record(inst string, line []byte) {
 		Time  time.Time `json:"time"`
 		Msg   string    `json:"msg"`
 		Epoch int64     `json:"epoch"`
+		Part  int       `json:"partition"`
 	}
 	if json.Unmarshal(line, &r) != nil {
 		return
@@ -206,17 +230,21 @@ func (h *harness) record(inst string, line []byte) {
 		k, ok = "fenced", true
 	}
 	if ok {
-		h.log(event{At: r.Time, Kind: k, Inst: inst, Epoch: r.Epoch})
+		h.log(event{At: r.Time, Kind: k, Inst: inst, Epoch: r.Epoch, Part: r.Part})
 	}
 }
 
-// leaderSlot returns the slot whose live process holds the lease, waiting
-// for one.
+// leaderSlot returns the slot whose live process holds the lease of the
+// partition of one of the schedules (each in turn), waiting for one.
 func (h *harness) leaderSlot() int {
 	h.t.Helper()
+	ids := scheduleIDs()
+	id := ids[h.next%len(ids)]
+	h.next++
+	lease := leader.KeysAt(h.layout.Partition(h.layout.ForSchedule(id))).Lock
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		tok, _ := h.rdb.Get(context.Background(), "{chronos}:leader").Result()
+		tok, _ := h.rdb.Get(context.Background(), lease).Result()
 		if parts := strings.Split(tok, ":"); len(parts) == 3 {
 			h.mu.Lock()
 			for i, p := range h.procs {
@@ -305,6 +333,16 @@ func TestChaos(t *testing.T) {
 	}
 	srv := redistest.Start(t, redistest.Options{AOF: true})
 	h := &harness{t: t, redis: srv, rdb: srv.Client()}
+	if os.Getenv("CHRONOS_TEST_LAYOUT") == "1" { // a namespace of a version before partitions
+		if err := h.rdb.Set(context.Background(), leader.KeysFor("").Epoch, 0, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	if h.layout, err = keyspace.NewResolver(h.rdb, "", keyspace.ResolveOptions{}).Layout(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("namespace: %v", h.layout)
 	for i := range instances {
 		h.spawn(i)
 	}
@@ -350,7 +388,7 @@ func TestChaos(t *testing.T) {
 		t.Fatalf("a child reported a race or panic:\n%s", stderr)
 	}
 
-	rep := analyze(t, h.rdb, events, d)
+	rep := analyze(t, h.rdb, h.layout, events, d)
 	t.Logf("chaos report:\n%s", rep)
 	if rep.failed() {
 		t.Errorf("event log:\n%s", elog.String())
@@ -360,6 +398,7 @@ func TestChaos(t *testing.T) {
 // report is what the chaos run saw.
 type report struct {
 	duration                              time.Duration
+	layout                                keyspace.Layout
 	kills, stops, leaderTerms, termsAll   int
 	redisRestarts                         int
 	triggers                              map[string]int
@@ -376,35 +415,40 @@ func (r *report) failed() bool {
 
 func (r *report) String() string {
 	var b strings.Builder
+	fmt.Fprintf(&b, "  %v, %d instances, %d schedules\n", r.layout, instances, len(scheduleIDs()))
 	fmt.Fprintf(&b, "  faults over %v: %d leader SIGKILLs, %d leader SIGSTOP/SIGCONT past the TTL, %d graceful leader handoffs (SIGTERM), %d SIGTERMs in all, %d Redis restarts\n",
 		r.duration, r.kills, r.stops, r.leaderTerms, r.termsAll, r.redisRestarts)
 	fmt.Fprintf(&b, "  triggers enqueued: %v\n", r.triggers)
 	fmt.Fprintf(&b, "  duplicates: %d %v\n", len(r.duplicates), r.duplicates)
 	fmt.Fprintf(&b, "  missing triggers: %d (unexplained %d) %v\n", len(r.missing), len(r.unexplained), r.unexplained)
-	fmt.Fprintf(&b, "  crash takeovers (kill/stop → new leader): n=%d max=%v (limit %v)\n", len(r.crashTakeovers), r.maxCrash, leaderTTL+time.Second)
-	fmt.Fprintf(&b, "  graceful takeovers (SIGTERM → new leader): n=%d max=%v\n", len(r.gracefulTakeovers), r.maxGraceful)
+	fmt.Fprintf(&b, "  crash takeovers (kill/stop → new leader of each partition it led): n=%d max=%v (limit %v)\n", len(r.crashTakeovers), r.maxCrash, leaderTTL+time.Second)
+	fmt.Fprintf(&b, "  graceful takeovers (SIGTERM → new leader of each partition it led): n=%d max=%v\n", len(r.gracefulTakeovers), r.maxGraceful)
 	fmt.Fprintf(&b, "  fire lag (enqueued − trigger): p99=%v max=%v\n", r.p99Lag, r.maxLag)
 	return b.String()
 }
 
 // analyze reads every enqueued task and checks it against the event log.
-func analyze(t *testing.T, c redis.UniversalClient, events []event, d time.Duration) *report {
+func analyze(t *testing.T, c redis.UniversalClient, l keyspace.Layout, events []event, d time.Duration) *report {
 	t.Helper()
-	r := &report{duration: d, triggers: map[string]int{}}
+	r := &report{duration: d, layout: l, triggers: map[string]int{}}
 	// Nothing serves the queue: the tasks are in its stream, or in its
-	// delayed set for the triggers the leader fired ahead (FireAhead).
-	k := rdb.NewKeys("")
-	xs, err := c.XRange(context.Background(), k.Stream(chronos.DefaultQueue), "-", "+").Result()
-	if err != nil {
-		t.Fatalf("read the queue: %v", err)
-	}
-	delayed, err := c.ZRange(context.Background(), k.Delayed(chronos.DefaultQueue), 0, -1).Result()
-	if err != nil {
-		t.Fatalf("read the delayed set: %v", err)
-	}
-	raw := delayed
-	for _, x := range xs {
-		raw = append(raw, x.Values["m"].(string))
+	// delayed set for the triggers the leader fired ahead (FireAhead), in
+	// each schedule's partition.
+	var raw []string
+	for p := range l.Partitions() {
+		k := rdb.KeysAt(l.Partition(p))
+		xs, err := c.XRange(context.Background(), k.Stream(chronos.DefaultQueue), "-", "+").Result()
+		if err != nil {
+			t.Fatalf("read the queue: %v", err)
+		}
+		delayed, err := c.ZRange(context.Background(), k.Delayed(chronos.DefaultQueue), 0, -1).Result()
+		if err != nil {
+			t.Fatalf("read the delayed set: %v", err)
+		}
+		raw = append(raw, delayed...)
+		for _, x := range xs {
+			raw = append(raw, x.Values["m"].(string))
+		}
 	}
 	seen := map[string]map[int64]int{}
 	var lags []time.Duration
@@ -428,7 +472,7 @@ func analyze(t *testing.T, c redis.UniversalClient, events []event, d time.Durat
 	if n := len(lags); n > 0 {
 		r.maxLag, r.p99Lag = lags[n-1], lags[n*99/100]
 	}
-	for _, id := range []string{intervalID, cronID} {
+	for _, id := range scheduleIDs() {
 		secs := seen[id]
 		if len(secs) == 0 {
 			t.Errorf("schedule %s never fired", id)
@@ -443,30 +487,45 @@ func analyze(t *testing.T, c redis.UniversalClient, events []event, d time.Durat
 				at := time.Unix(s, 0)
 				g := fmt.Sprintf("%s@%s", id, at.UTC().Format("15:04:05"))
 				r.missing = append(r.missing, g)
-				if !explained(events, at) {
+				if !explained(events, l.ForSchedule(id), at) {
 					r.unexplained = append(r.unexplained, g)
 				}
 			}
 		}
 	}
-	// Takeovers: from a fault on the leader to the next "became leader".
-	leaderAt := func(at time.Time, inst string) time.Duration {
+	// Takeovers: from a fault on an instance to the next "became leader"
+	// of each partition it led, by another instance.
+	leaderAt := func(at time.Time, inst string, part int) time.Duration {
 		for _, e := range events {
-			if e.Kind == "leader" && e.Inst != inst && e.At.After(at) {
+			if e.Kind == "leader" && e.Part == part && e.Inst != inst && e.At.After(at) {
 				return e.At.Sub(at)
 			}
 		}
 		return -1
 	}
-	current := ""
+	holder := map[int]string{} // partition → instance, from the events so far
+	led := func(inst string) []int {
+		var ps []int
+		for p, h := range holder {
+			if h == inst {
+				ps = append(ps, p)
+			}
+		}
+		return ps
+	}
 	for _, e := range events {
 		switch e.Kind {
 		case "leader":
-			current = e.Inst
+			holder[e.Part] = e.Inst
+		case "lost", "resigned", "fenced":
+			if holder[e.Part] == e.Inst {
+				delete(holder, e.Part)
+			}
 		case "redis-down":
 			r.redisRestarts++
 		case "kill", "stop":
-			if e.Inst != current {
+			ps := led(e.Inst)
+			if len(ps) == 0 {
 				continue
 			}
 			if e.Kind == "kill" {
@@ -474,19 +533,24 @@ func analyze(t *testing.T, c redis.UniversalClient, events []event, d time.Durat
 			} else {
 				r.stops++
 			}
-			if took := leaderAt(e.At, e.Inst); took >= 0 {
-				r.crashTakeovers = append(r.crashTakeovers, took)
-				r.maxCrash = max(r.maxCrash, took)
+			for _, p := range ps {
+				if took := leaderAt(e.At, e.Inst, p); took >= 0 {
+					r.crashTakeovers = append(r.crashTakeovers, took)
+					r.maxCrash = max(r.maxCrash, took)
+				}
 			}
 		case "term":
 			r.termsAll++
-			if e.Inst != current {
+			ps := led(e.Inst)
+			if len(ps) == 0 {
 				continue
 			}
 			r.leaderTerms++
-			if took := leaderAt(e.At, e.Inst); took >= 0 {
-				r.gracefulTakeovers = append(r.gracefulTakeovers, took)
-				r.maxGraceful = max(r.maxGraceful, took)
+			for _, p := range ps {
+				if took := leaderAt(e.At, e.Inst, p); took >= 0 {
+					r.gracefulTakeovers = append(r.gracefulTakeovers, took)
+					r.maxGraceful = max(r.maxGraceful, took)
+				}
 			}
 		}
 	}
@@ -494,19 +558,21 @@ func analyze(t *testing.T, c redis.UniversalClient, events []event, d time.Durat
 }
 
 // explained reports whether the misfire policy of the chaos schedules
-// allows trigger at to be missing: smartPolicy drops missed fires only when
-// they are at least MisfireThreshold (60s) late, which needs a period
-// without any leader that long around at. The faults here never cause one,
-// so every missing trigger is unexplained.
-func explained(events []event, at time.Time) bool {
+// allows trigger at of a schedule of partition part to be missing:
+// smartPolicy drops missed fires only when they are at least
+// MisfireThreshold (60s) late, which needs a period without any leader of
+// the partition that long around at. The faults here never cause one, so
+// every missing trigger is unexplained.
+func explained(events []event, part int, at time.Time) bool {
 	var noLeaderSince time.Time
 	for _, e := range events {
-		switch e.Kind {
-		case "lost", "resigned", "kill", "stop", "redis-down":
+		switch {
+		case e.Kind == "kill" || e.Kind == "stop" || e.Kind == "redis-down" ||
+			(e.Kind == "lost" || e.Kind == "resigned") && e.Part == part:
 			if noLeaderSince.IsZero() {
 				noLeaderSince = e.At
 			}
-		case "leader":
+		case e.Kind == "leader" && e.Part == part:
 			if !noLeaderSince.IsZero() && !at.Before(noLeaderSince) && at.Before(e.At) &&
 				e.At.Sub(noLeaderSince) >= chronos.DefaultMisfireThreshold {
 				return true

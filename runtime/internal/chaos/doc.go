@@ -1,11 +1,19 @@
 // Package chaos holds the scheduler's chaos test: several scheduler
 // instances as separate OS processes (the test binary re-executing itself)
-// fire per-second schedules into one private redis-server while the test
-// SIGKILLs the leader, SIGTERMs instances and restarts them, SIGSTOPs the
+// fire per-second schedules, spread over the namespace's partitions, into
+// one private redis-server while the test SIGKILLs the leader of a
+// schedule's partition, SIGTERMs instances and restarts them, SIGSTOPs a
 // leader past its lease and resumes it, and restarts Redis. Afterwards it
 // reads every enqueued task and checks that no trigger was enqueued twice,
-// none went missing that the misfire policy does not allow, and crashed
-// leaders were replaced within LeaderTTL + 1s.
+// none went missing that the misfire policy does not allow, and the
+// partitions of a crashed leader were taken over within LeaderTTL + 1s.
+// With CHRONOS_TEST_LAYOUT=1 it runs in layout 1, the single partition of
+// versions before partitions.
+//
+// The same processes show that a SIGKILLed instance's partitions, and only
+// those, move within LeaderTTL + 1s, and that a SIGTERMed one hands its
+// partitions over within milliseconds with no trigger missed or doubled
+// (partitions_test.go).
 //
 // The bounded run (about 25 s) is part of go test; the long one is
 //

@@ -1,13 +1,18 @@
-// Package keyspace names a chronos namespace in Redis: the default namespace
-// and the prefix, hash tag included, that every key of a namespace starts
-// with. The storage packages (rdb, schedstore, leader) build their key names
-// from Prefix, each in its own keys.go; nothing else spells a key.
+// Package keyspace names a chronos namespace in Redis: the default
+// namespace, its layout (Layout) and the prefixes, hash tags included, that
+// its keys start with. The storage packages (rdb, schedstore, leader) build
+// their key names from these prefixes, each in its own keys.go; nothing
+// else spells a key.
 //
-// Every key of a namespace carries the hash tag "{<namespace>}", so all of
-// them hash to one Redis Cluster slot and any script may combine them: the
-// scheduler's fire script checks the leader's lease, claims a trigger's
-// dedup key, enqueues the task and records the schedule's state atomically,
-// and Redis runs a script atomically only over keys of one slot.
+// A namespace is split into partitions, each under its own hash tag, plus
+// the control tag "{<namespace>}" for what spans partitions
+// (docs/scheduler.md, "Partitions"). Everything one script needs is in one
+// partition, so in one Redis Cluster slot: the scheduler's fire script
+// checks the partition leader's lease, claims a trigger's dedup key,
+// enqueues the task and records the schedule's state atomically, and Redis
+// runs a script atomically only over keys of one slot. Layout 1, the
+// namespaces of versions before partitions, is one partition under the
+// control tag.
 package keyspace
 
 import (

@@ -36,16 +36,35 @@ func Meta(ns string) string { return Prefix(ns) + "meta" }
 // Returns {layout, partitions}: the stored ones; {"1", "1"} when a marker
 // exists (nothing written); the new ones when created; {} when the
 // namespace is new and ARGV[3] is "0".
-var resolveScript = redis.NewScript(`
+var resolveScript = redis.NewScript(MetaLua + `
 local m = redis.call('HMGET', KEYS[1], 'layout', 'partitions')
 if m[1] then return {m[1], m[2] or ''} end
 for i = 2, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 1 then return {'1', '1'} end
 end
 if ARGV[3] ~= '1' then return {} end
-redis.call('HSET', KEYS[1], 'layout', '2', 'partitions', ARGV[1], 'created', ARGV[2])
+chronos_ensure_meta(KEYS[1], ARGV[1], ARGV[2])
 return {'2', ARGV[1]}
 `)
+
+// MetaLua defines
+//
+//	chronos_ensure_meta(key, partitions, now)
+//
+// which writes the meta key of a partitioned namespace (layout 2,
+// partitions, created = now in unix ms) if it is missing, and returns 1
+// when it wrote it. The scheduler's heartbeat runs it with the meta key
+// (Meta) of a partitioned namespace before it writes the instance index:
+// when Redis lost its data, the index, a layout-1 marker (ControlMarkers),
+// must not come back without the meta key, or a later process would take
+// the namespace for layout 1.
+const MetaLua = `
+local function chronos_ensure_meta(key, partitions, now)
+  if redis.call('EXISTS', key) == 1 then return 0 end
+  redis.call('HSET', key, 'layout', '2', 'partitions', partitions, 'created', now)
+  return 1
+end
+`
 
 // Resolver finds the layout of one namespace in Redis, once, and caches it
 // (see Resolve). It is safe for concurrent use.
@@ -152,15 +171,29 @@ func resolve(ctx context.Context, client redis.UniversalClient, ns string, o Res
 	if want < 1 || want > MaxPartitions {
 		return resolved{}, fmt.Errorf("%w: %d", ErrBadPartitions, want)
 	}
-	keys := append([]string{Meta(ns)}, ControlMarkers(ns)...)
-	keys = append(keys, o.Markers...)
-	create := "1"
-	if o.ReadOnly {
-		create = "0"
-	}
-	res, err := resolveScript.Run(ctx, client, keys, want, time.Now().UnixMilli(), create).StringSlice()
+	// The meta key alone first: a partitioned namespace is answered by one
+	// small command (which is also the first an unauthenticated connection
+	// sends, and so fails with NOAUTH rather than Redis's limit on the
+	// arguments of an unauthenticated command).
+	m, err := client.HMGet(ctx, Meta(ns), "layout", "partitions").Result()
 	if err != nil {
 		return resolved{}, fmt.Errorf("keyspace: read the layout of namespace %q: %w", ns, err)
+	}
+	var res []string
+	if l, ok := m[0].(string); ok {
+		p, _ := m[1].(string)
+		res = []string{l, p}
+	} else {
+		keys := append([]string{Meta(ns)}, ControlMarkers(ns)...)
+		keys = append(keys, o.Markers...)
+		create := "1"
+		if o.ReadOnly {
+			create = "0"
+		}
+		res, err = resolveScript.Run(ctx, client, keys, want, time.Now().UnixMilli(), create).StringSlice()
+		if err != nil {
+			return resolved{}, fmt.Errorf("keyspace: read the layout of namespace %q: %w", ns, err)
+		}
 	}
 	if len(res) == 0 { // new, read-only
 		l, err := Partitioned(ns, want)

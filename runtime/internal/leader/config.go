@@ -16,10 +16,29 @@ import (
 const DefaultTTL = 5 * time.Second
 
 // Config configures an Elector. The zero value is usable: namespace
-// "chronos", a random instance ID, a 5 s lease and no logging.
+// "chronos" in layout 1, a random instance ID, a 5 s lease, contending, and
+// no logging.
 type Config struct {
-	// Namespace selects the key set (see KeysFor). Default "chronos".
+	// Namespace selects the key set of layout 1 (see KeysFor) when Prefix
+	// is empty, and names the election in logs. Default "chronos".
 	Namespace string
+	// Prefix is the key prefix of the election, hash tag included: one
+	// partition of a partitioned namespace (keyspace.Layout.Partition; see
+	// KeysAt). Default keyspace.Prefix(Namespace), layout 1.
+	Prefix string
+	// Partition is the partition the election is for, for logs only.
+	Partition int
+	// Mode is the elector's mode until SetMode changes it. The zero value,
+	// Contend, takes the lease whenever it is free.
+	Mode Mode
+	// Grace is how long a lease must have stayed free before an elector in
+	// Standby takes it. Default min(TTL/10, 500ms), which is at least the
+	// jitter of a contending elector, so a live contender is first.
+	Grace time.Duration
+	// ExternalHints makes Run leave the resign channel alone: whoever runs
+	// the elector delivers resign notices with Hint instead (a Set does,
+	// for the electors of every partition, on one connection).
+	ExternalHints bool
 	// InstanceID names this process in the token and in logs. It should be
 	// unique per process; default "<hostname>-<pid>-<random>". Each Elector
 	// also adds a random nonce to its tokens, so two electors that share an
@@ -67,8 +86,14 @@ func (c Config) withDefaults() Config {
 		}
 		c.InstanceID = host + "-" + strconv.Itoa(os.Getpid()) + "-" + randomHex(4)
 	}
+	if c.Prefix == "" {
+		c.Prefix = keyspace.Prefix(c.Namespace)
+	}
 	if c.TTL <= 0 {
 		c.TTL = DefaultTTL
+	}
+	if c.Grace <= 0 {
+		c.Grace = maxJitter(c.TTL)
 	}
 	if c.DriftMargin <= 0 {
 		c.DriftMargin = c.TTL / 10
@@ -93,3 +118,9 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	return hex.EncodeToString(b)
 }
+
+// maxJitter bounds the random delay a contending follower adds to its
+// attempts after a lease's expiry, so that followers do not all try at the
+// same instant: TTL/10, and never over 500ms, so that a crashed leader is
+// replaced within TTL + 1s whatever the TTL.
+func maxJitter(ttl time.Duration) time.Duration { return min(ttl/10, 500*time.Millisecond) }

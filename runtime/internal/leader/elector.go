@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,15 +41,49 @@ type Change struct {
 	Err error
 }
 
-// Elector takes part in the election of one namespace. Create it with New
-// and drive it with Run; Current may be called from any goroutine.
+// Mode says when a follower tries to take the lease (SetMode).
+type Mode int32
+
+const (
+	// Contend takes the lease whenever it is free: at once after a resign
+	// notice, otherwise when the holder's lease expires (plus a jitter).
+	// The default, and the only mode of layout 1.
+	Contend Mode = iota
+	// Standby takes the lease only once it has stayed free for
+	// Config.Grace: the instance that stands in for a partition's owner
+	// when the owner stops renewing (crashed, stopped, cut off), without
+	// racing a live owner that is about to take it.
+	Standby
+	// Idle never takes the lease, and resigns it if held: a partition
+	// assigned to another instance.
+	Idle
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Contend:
+		return "contend"
+	case Standby:
+		return "standby"
+	case Idle:
+		return "idle"
+	}
+	return "mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// Elector takes part in one election: a namespace's in layout 1, one
+// partition's in a partitioned namespace. Create it with New and drive it
+// with Run; Current, SetMode and Hint may be called from any goroutine.
 type Elector struct {
-	rdb   redis.UniversalClient
-	cfg   Config
-	keys  Keys
-	owner string // "<instance>:<nonce>", the token minus its epoch
+	client redis.UniversalClient
+	cfg    Config
+	keys   Keys
+	owner  string // "<instance>:<nonce>", the token minus its epoch
 
 	running atomic.Bool
+	mode    atomic.Int32
+	modeCh  chan struct{} // a mode change for the loop
+	hints   chan struct{} // resign notices for the loop
 	// maxEpoch is the highest epoch this elector has seen, in its own
 	// terms and in the tokens of other holders: the floor of its next
 	// epoch, so that a Redis that lost its counter issues no epoch twice.
@@ -67,15 +102,51 @@ type Elector struct {
 	beforeRenew func(ctx context.Context)
 }
 
-// New returns an Elector for cfg on rdb. It does nothing until Run.
-func New(rdb redis.UniversalClient, cfg Config) *Elector {
+// New returns an Elector for cfg on client. It does nothing until Run.
+func New(client redis.UniversalClient, cfg Config) *Elector {
 	cfg = cfg.withDefaults()
-	return &Elector{
-		rdb:   rdb,
-		cfg:   cfg,
-		keys:  KeysFor(cfg.Namespace),
-		owner: cfg.InstanceID + ":" + randomHex(6),
-		wake:  make(chan struct{}, 1),
+	e := &Elector{
+		client: client,
+		cfg:    cfg,
+		keys:   KeysAt(cfg.Prefix),
+		owner:  cfg.InstanceID + ":" + randomHex(6),
+		wake:   make(chan struct{}, 1),
+		modeCh: make(chan struct{}, 1),
+		hints:  make(chan struct{}, 1),
+	}
+	e.mode.Store(int32(cfg.Mode))
+	return e
+}
+
+// Keys returns the keys of the election.
+func (e *Elector) Keys() Keys { return e.keys }
+
+// Partition returns Config.Partition.
+func (e *Elector) Partition() int { return e.cfg.Partition }
+
+// Mode returns the elector's mode.
+func (e *Elector) Mode() Mode { return Mode(e.mode.Load()) }
+
+// SetMode changes when the elector tries to take the lease. A leader set
+// to Idle resigns at once (step down, delete the lease, notify); a
+// follower set to Contend tries at once. Setting the mode it has changes
+// nothing.
+func (e *Elector) SetMode(m Mode) {
+	if Mode(e.mode.Swap(int32(m))) == m {
+		return
+	}
+	select {
+	case e.modeCh <- struct{}{}:
+	default:
+	}
+}
+
+// Hint tells the elector that a leader just resigned this election (a
+// message on its resign channel), for electors with Config.ExternalHints.
+func (e *Elector) Hint() {
+	select {
+	case e.hints <- struct{}{}:
+	default:
 	}
 }
 
@@ -103,16 +174,17 @@ func (e *Elector) Run(ctx context.Context) error {
 	}
 	defer e.running.Store(false)
 
-	hint := make(chan struct{}, 1)
 	listenCtx, stopListen := context.WithCancel(ctx)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() { e.listen(listenCtx, hint) })
+	if !e.cfg.ExternalHints {
+		wg.Go(func() { e.listen(listenCtx) })
+	}
 	if e.cfg.OnChange != nil {
 		wg.Go(func() { e.notify(done) })
 	}
 
-	e.loop(ctx, hint)
+	e.loop(ctx)
 	e.resign()
 
 	stopListen()
@@ -122,17 +194,27 @@ func (e *Elector) Run(ctx context.Context) error {
 }
 
 // loop is the state machine. It returns when ctx ends.
-func (e *Elector) loop(ctx context.Context, hint <-chan struct{}) {
+func (e *Elector) loop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	var renewAt time.Time
+	// freeAt is when a follower in Standby expects the lease to be, or saw
+	// it become, free (zero: unknown); it takes the lease once it has
+	// stayed free for Grace.
+	var freeAt time.Time
 	for ctx.Err() == nil {
+		mode := e.Mode()
 		if _, leader := e.state(); leader {
-			timer.Reset(time.Until(renewAt))
-			select {
-			case <-ctx.Done():
+			if mode == Idle {
+				e.resign()
+				continue
+			}
+			e.sleep(ctx, timer, time.Until(renewAt), false)
+			if ctx.Err() != nil {
 				return
-			case <-timer.C:
+			}
+			if e.Mode() == Idle {
+				continue // resign at the top
 			}
 			if next, ok := e.renew(ctx); ok {
 				renewAt = next
@@ -140,19 +222,59 @@ func (e *Elector) loop(ctx context.Context, hint <-chan struct{}) {
 			continue
 		}
 
-		wait, next := e.acquire(ctx)
+		var wait time.Duration
+		switch mode {
+		case Idle:
+			freeAt = time.Time{}
+			e.sleep(ctx, timer, forever, false)
+			continue
+		case Standby:
+			wait, renewAt, freeAt = e.standby(ctx, freeAt)
+		default:
+			wait, renewAt = e.acquire(ctx, e.acquired)
+			freeAt = time.Time{}
+		}
 		if wait == 0 {
-			renewAt = next
 			continue
 		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
+		hinted := e.sleep(ctx, timer, wait, true)
+		if ctx.Err() != nil {
 			return
-		case <-timer.C:
-		case <-hint:
-			timer.Stop()
 		}
+		if hinted && e.Mode() == Standby {
+			// A resign notice: the lease is free from now; the partition's
+			// owner takes it at once unless it is gone.
+			freeAt = time.Now()
+		}
+	}
+}
+
+// forever is the duration sleep never ends by itself.
+const forever = time.Duration(-1 << 63)
+
+// sleep waits for d (or forever), a mode change, the end of ctx,
+// or, if hints, a resign notice. It reports whether a resign notice ended
+// the wait.
+func (e *Elector) sleep(ctx context.Context, timer *time.Timer, d time.Duration, hints bool) bool {
+	var tc <-chan time.Time
+	if d != forever {
+		timer.Reset(max(d, 0))
+		tc = timer.C
+		defer timer.Stop()
+	}
+	var hc <-chan struct{}
+	if hints {
+		hc = e.hints
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tc:
+		return false
+	case <-e.modeCh:
+		return false
+	case <-hc:
+		return true
 	}
 }
 
@@ -162,17 +284,24 @@ func (e *Elector) state() (Term, bool) {
 	return e.term, e.leader
 }
 
+// acquired is the acquire attempt of a contending follower: acquire and
+// jitter.
+func (e *Elector) acquired(pttl time.Duration) time.Duration {
+	return pttl + jitter(maxJitter(e.cfg.TTL))
+}
+
 // acquire runs the acquire script once. It returns wait == 0 and the time of
 // the first renewal when a term started, otherwise how long to wait before
-// the next attempt.
-func (e *Elector) acquire(ctx context.Context) (wait time.Duration, renewAt time.Time) {
+// the next attempt: retry(PTTL) when another holds the lease.
+func (e *Elector) acquire(ctx context.Context, retry func(pttl time.Duration) time.Duration) (wait time.Duration, renewAt time.Time) {
 	ttl := e.cfg.TTL
 	start := time.Now()
-	cmd, err := e.eval(ctx, acquireScript, []string{e.keys.Lock, e.keys.Epoch}, e.owner, ttl.Milliseconds(), e.maxEpoch.Load())
+	cmd, err := e.eval(ctx, acquireScript, []string{e.keys.Lock, e.keys.Epoch, e.keys.Since},
+		e.owner, ttl.Milliseconds(), e.maxEpoch.Load(), start.UnixMilli())
 	res, _ := cmd.Slice()
 	if err != nil || len(res) != 3 {
 		if ctx.Err() == nil {
-			e.cfg.Logger.Warn("leader: acquire failed", "instance", e.cfg.InstanceID, "err", err)
+			e.cfg.Logger.Warn("leader: acquire failed", "instance", e.cfg.InstanceID, "partition", e.cfg.Partition, "err", err)
 		}
 		// Redis is unreachable or answered nonsense: nobody can renew either,
 		// so retry a few times per TTL.
@@ -188,7 +317,7 @@ func (e *Elector) acquire(ctx context.Context) (wait time.Duration, renewAt time
 		if pttl <= 0 { // no expiry (not ours to fix) or gone: try again soon
 			pttl = ttl.Milliseconds()
 		}
-		return time.Duration(pttl)*time.Millisecond + jitter(ttl/10), time.Time{}
+		return max(retry(time.Duration(pttl)*time.Millisecond), time.Millisecond), time.Time{}
 	}
 	token, _ := res[1].(string)
 	epoch, _ := res[2].(int64)
@@ -197,9 +326,46 @@ func (e *Elector) acquire(ctx context.Context) (wait time.Duration, renewAt time
 	e.mu.Lock()
 	e.term, e.leader = t, true
 	e.mu.Unlock()
-	e.cfg.Logger.Info("leader: acquired", "instance", e.cfg.InstanceID, "epoch", epoch)
+	e.cfg.Logger.Info("leader: acquired", "instance", e.cfg.InstanceID, "partition", e.cfg.Partition, "epoch", epoch)
 	e.emit(Change{Leader: true, Term: t})
 	return 0, start.Add(ttl / 2)
+}
+
+// standby is one step of a follower in Standby: it reads the lease (GET
+// and PTTL, no write) and takes it only once it has stayed free for Grace
+// since freeAt, the time it expected or saw it free. It returns what
+// acquire returns, and the new freeAt.
+func (e *Elector) standby(ctx context.Context, freeAt time.Time) (time.Duration, time.Time, time.Time) {
+	grace := e.cfg.Grace
+	retry := func(pttl time.Duration) time.Duration { return pttl + grace + jitter(grace/2) }
+	now := time.Now()
+	l, err := inspect(ctx, e.client, e.keys)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			e.cfg.Logger.Warn("leader: read the lease failed", "instance", e.cfg.InstanceID, "partition", e.cfg.Partition, "err", err)
+		}
+		return e.cfg.TTL/4 + jitter(e.cfg.TTL/10), time.Time{}, time.Time{}
+	case l.Held:
+		e.seeEpoch(l.Epoch)
+		rem := l.Remaining
+		if rem <= 0 {
+			rem = e.cfg.TTL
+		}
+		return retry(rem), time.Time{}, now.Add(rem)
+	case freeAt.IsZero():
+		// Free at first sight: it may have been released a moment ago.
+		return grace + jitter(grace/2), time.Time{}, now
+	case now.Sub(freeAt) < grace:
+		return grace - now.Sub(freeAt) + jitter(grace/2), time.Time{}, freeAt
+	}
+	wait, renewAt := e.acquire(ctx, retry)
+	if wait == 0 {
+		e.cfg.Logger.Info("leader: took over a lease that stayed free (standby)", "instance", e.cfg.InstanceID,
+			"partition", e.cfg.Partition, "free_for", now.Sub(freeAt).Round(time.Millisecond))
+		return 0, renewAt, time.Time{}
+	}
+	return wait, time.Time{}, time.Time{}
 }
 
 // seeEpoch raises maxEpoch to epoch.
@@ -261,12 +427,12 @@ func (e *Elector) eval(ctx context.Context, s *redis.Script, keys []string, args
 	required := g.Required()
 	args = append(args, required)
 	if g.Want() <= 0 {
-		cmd := s.Run(ctx, e.rdb, keys, args...)
+		cmd := s.Run(ctx, e.client, keys, args...)
 		return cmd, cmd.Err()
 	}
 	var cmd, wait *redis.Cmd
 	var info *redis.StringCmd
-	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := e.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		cmd = s.Eval(ctx, p, keys, args...)
 		if required > 0 {
 			wait = p.Do(ctx, "WAIT", required, e.cfg.ReplicaTimeout.Milliseconds())
@@ -304,9 +470,9 @@ func (e *Elector) stepDown(term Term, why error) {
 	e.term, e.leader = Term{}, false
 	e.mu.Unlock()
 	if why != nil {
-		e.cfg.Logger.Warn("leader: stepped down", "instance", e.cfg.InstanceID, "epoch", term.Epoch, "err", why)
+		e.cfg.Logger.Warn("leader: stepped down", "instance", e.cfg.InstanceID, "partition", e.cfg.Partition, "epoch", term.Epoch, "err", why)
 	} else {
-		e.cfg.Logger.Info("leader: resigned", "instance", e.cfg.InstanceID, "epoch", term.Epoch)
+		e.cfg.Logger.Info("leader: resigned", "instance", e.cfg.InstanceID, "partition", e.cfg.Partition, "epoch", term.Epoch)
 	}
 	e.emit(Change{Leader: false, Term: term, Err: why})
 }
@@ -322,17 +488,17 @@ func (e *Elector) resign() {
 	e.stepDown(term, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.TTL/2)
 	defer cancel()
-	err := resignScript.Run(ctx, e.rdb, []string{e.keys.Lock}, term.Token, e.keys.Resign).Err()
+	err := resignScript.Run(ctx, e.client, []string{e.keys.Lock}, term.Token, e.keys.Resign).Err()
 	if err != nil {
 		// The lease expires on its own within TTL.
-		e.cfg.Logger.Warn("leader: resign failed", "instance", e.cfg.InstanceID, "err", err)
+		e.cfg.Logger.Warn("leader: resign failed", "instance", e.cfg.InstanceID, "partition", e.cfg.Partition, "err", err)
 	}
 }
 
 // listen turns resign messages into hints for the follower loop. Losing a
 // message only delays a takeover until the follower's own timer.
-func (e *Elector) listen(ctx context.Context, hint chan<- struct{}) {
-	ps := e.rdb.Subscribe(ctx, e.keys.Resign)
+func (e *Elector) listen(ctx context.Context) {
+	ps := e.client.Subscribe(ctx, e.keys.Resign)
 	defer ps.Close()
 	ch := ps.Channel()
 	for {
@@ -343,10 +509,7 @@ func (e *Elector) listen(ctx context.Context, hint chan<- struct{}) {
 			if !ok {
 				return
 			}
-			select {
-			case hint <- struct{}{}:
-			default:
-			}
+			e.Hint()
 		}
 	}
 }

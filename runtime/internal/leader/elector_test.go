@@ -111,6 +111,7 @@ func nextChange(t *testing.T, m *member) Change {
 }
 
 func TestExactlyOneLeaderAmongElectors(t *testing.T) {
+	redistest.Parallel(t)
 	s := redistest.Start(t)
 	ms := startMembers(t, s, 5, time.Second)
 	l := waitLeader(t, ms)
@@ -139,6 +140,7 @@ func TestExactlyOneLeaderAmongElectors(t *testing.T) {
 }
 
 func TestResignHandsOverWellUnderTTL(t *testing.T) {
+	redistest.Parallel(t)
 	s := redistest.Start(t)
 	const ttl = 5 * time.Second
 	ms := startMembers(t, s, 3, ttl)
@@ -165,6 +167,7 @@ func TestResignHandsOverWellUnderTTL(t *testing.T) {
 }
 
 func TestCrashedLeaderIsReplacedWithinTTL(t *testing.T) {
+	redistest.Parallel(t)
 	s := redistest.Start(t)
 	const ttl = time.Second
 	ms := startMembers(t, s, 3, ttl)
@@ -188,6 +191,7 @@ func TestCrashedLeaderIsReplacedWithinTTL(t *testing.T) {
 }
 
 func TestEpochStrictlyIncreasesAcrossTerms(t *testing.T) {
+	redistest.Parallel(t)
 	s := redistest.Start(t)
 	var (
 		mu     sync.Mutex
@@ -228,6 +232,7 @@ func TestEpochStrictlyIncreasesAcrossTerms(t *testing.T) {
 // of the highest epoch seen being the floor. Both the leader's and a
 // follower's (it saw the leader's token in its failed acquisitions).
 func TestEpochsDoNotRepeatWhenRedisLosesItsData(t *testing.T) {
+	redistest.Parallel(t)
 	s := redistest.Start(t)
 	ctx := context.Background()
 	ms := startMembers(t, s, 3, 500*time.Millisecond)
@@ -268,13 +273,14 @@ func TestEpochsDoNotRepeatWhenRedisLosesItsData(t *testing.T) {
 }
 
 func TestStaleTokenCannotRenewOrPassFence(t *testing.T) {
+	redistest.Parallel(t)
 	s := redistest.Start(t)
 	ctx := context.Background()
 	rdb := s.Client()
 	ms := startMembers(t, s, 2, time.Second)
 	a := waitLeader(t, ms)
 	old, _ := a.e.Current()
-	if err := Fence(ctx, rdb, "", old); err != nil {
+	if err := Fence(ctx, rdb, KeysFor(""), old); err != nil {
 		t.Fatalf("current leader fails the fence: %v", err)
 	}
 	a.stop()
@@ -288,28 +294,29 @@ func TestStaleTokenCannotRenewOrPassFence(t *testing.T) {
 	if err != nil || n != 0 {
 		t.Fatalf("renew with stale token = %d, %v; want 0", n, err)
 	}
-	if err := Fence(ctx, rdb, "", old); !errors.Is(err, ErrFenced) {
+	if err := Fence(ctx, rdb, KeysFor(""), old); !errors.Is(err, ErrFenced) {
 		t.Fatalf("fence with stale token: %v, want ErrFenced", err)
 	}
-	if err := Fence(ctx, rdb, "", cur); err != nil {
+	if err := Fence(ctx, rdb, KeysFor(""), cur); err != nil {
 		t.Fatalf("fence with current token: %v", err)
 	}
 
 	// A fenced script writes nothing when its token is stale.
 	write := FenceScript(`redis.call('SET', KEYS[2], ARGV[2]) return 1`)
-	err = CheckFence(write.Run(ctx, rdb, FenceKeys("", "{chronos}:probe"), FenceArgs(old, "stale")).Err())
+	err = CheckFence(write.Run(ctx, rdb, FenceKeys(KeysFor(""), "{chronos}:probe"), FenceArgs(old, "stale")).Err())
 	if !errors.Is(err, ErrFenced) {
 		t.Fatalf("fenced write with stale token: %v, want ErrFenced", err)
 	}
 	if n, _ := rdb.Exists(ctx, "{chronos}:probe").Result(); n != 0 {
 		t.Fatal("fenced script wrote with a stale token")
 	}
-	if err := CheckFence(write.Run(ctx, rdb, FenceKeys("", "{chronos}:probe"), FenceArgs(cur, "ok")).Err()); err != nil {
+	if err := CheckFence(write.Run(ctx, rdb, FenceKeys(KeysFor(""), "{chronos}:probe"), FenceArgs(cur, "ok")).Err()); err != nil {
 		t.Fatalf("fenced write with current token: %v", err)
 	}
 }
 
 func TestRedisDownMeansNoLeaderAndOneLeaderAfterRestart(t *testing.T) {
+	redistest.Parallel(t)
 	s := redistest.Start(t, redistest.Options{AOF: true})
 	ms := startMembers(t, s, 3, time.Second)
 	l := waitLeader(t, ms)
@@ -325,7 +332,7 @@ func TestRedisDownMeansNoLeaderAndOneLeaderAfterRestart(t *testing.T) {
 	if ls := leaders(ms); len(ls) != 0 {
 		t.Fatalf("%d trusted leaders while Redis is down", len(ls))
 	}
-	if err := Fence(context.Background(), l.rdb, "", term); err == nil {
+	if err := Fence(context.Background(), l.rdb, KeysFor(""), term); err == nil {
 		t.Fatal("fence passed while Redis is down")
 	}
 
@@ -342,6 +349,7 @@ func TestRedisDownMeansNoLeaderAndOneLeaderAfterRestart(t *testing.T) {
 }
 
 func TestPausedLeaderIsNotTrustedAndIsFenced(t *testing.T) {
+	redistest.Parallel(t)
 	s := redistest.Start(t)
 	const ttl = time.Second
 	stall := make(chan struct{})
@@ -370,7 +378,7 @@ func TestPausedLeaderIsNotTrustedAndIsFenced(t *testing.T) {
 	if _, ok := a.e.Current(); ok {
 		t.Fatal("paused leader reports a trusted term")
 	}
-	if err := Fence(context.Background(), s.Client(), "", term); !errors.Is(err, ErrFenced) {
+	if err := Fence(context.Background(), s.Client(), KeysFor(""), term); !errors.Is(err, ErrFenced) {
 		t.Fatalf("paused leader's fence: %v, want ErrFenced", err)
 	}
 
@@ -385,6 +393,7 @@ func TestPausedLeaderIsNotTrustedAndIsFenced(t *testing.T) {
 }
 
 func TestRunTwiceConcurrentlyIsAnError(t *testing.T) {
+	redistest.Parallel(t)
 	s := redistest.Start(t)
 	m := startMember(t, s, Config{TTL: time.Second}, nil)
 	waitLeader(t, []*member{m})
@@ -427,10 +436,11 @@ func (f failNext) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 }
 
 func TestARenewalErrorEndsTheTermAndANewOneGetsANewEpoch(t *testing.T) {
+	redistest.Parallel(t)
 	s := redistest.Start(t)
 	f := failNext{armed: make(chan struct{}, 1)}
 	m := startMember(t, s, Config{InstanceID: "solo", TTL: time.Second}, func(e *Elector) {
-		e.rdb.(*redis.Client).AddHook(f)
+		e.client.(*redis.Client).AddHook(f)
 	})
 	first := nextChange(t, m)
 	if !first.Leader {
@@ -448,12 +458,13 @@ func TestARenewalErrorEndsTheTermAndANewOneGetsANewEpoch(t *testing.T) {
 	if !again.Leader || again.Term.Epoch <= first.Term.Epoch {
 		t.Fatalf("re-acquisition = %+v, want a new term with a higher epoch than %d", again, first.Term.Epoch)
 	}
-	if err := Fence(context.Background(), s.Client(), "", first.Term); !errors.Is(err, ErrFenced) {
+	if err := Fence(context.Background(), s.Client(), KeysFor(""), first.Term); !errors.Is(err, ErrFenced) {
 		t.Fatalf("old term's fence: %v, want ErrFenced", err)
 	}
 }
 
 func TestReplicasMustAcknowledgeTheLease(t *testing.T) {
+	redistest.Parallel(t)
 	primary := redistest.Start(t)
 	replica := redistest.Start(t)
 	if primary.External() {
@@ -494,22 +505,23 @@ func TestReplicasMustAcknowledgeTheLease(t *testing.T) {
 }
 
 func TestInspectShowsTheHolder(t *testing.T) {
+	redistest.Parallel(t)
 	s := redistest.Start(t)
 	ctx := context.Background()
-	l, err := Inspect(ctx, s.Client(), "")
+	l, err := Inspect(ctx, s.Client(), KeysFor(""))
 	if err != nil || l.Held || l.LastEpoch != 0 {
 		t.Fatalf("before any election: %+v, %v", l, err)
 	}
 	m := startMember(t, s, Config{InstanceID: "pod-a:8080", TTL: 2 * time.Second}, nil)
 	waitLeader(t, []*member{m})
 	term, _ := m.e.Current()
-	l, err = Inspect(ctx, s.Client(), "")
+	l, err = Inspect(ctx, s.Client(), KeysFor(""))
 	if err != nil || !l.Held || l.Token != term.Token || l.Epoch != term.Epoch ||
 		l.Instance != "pod-a:8080" || l.LastEpoch != term.Epoch || l.Remaining <= 0 || l.Remaining > 2*time.Second {
 		t.Fatalf("Inspect = %+v, %v; want the holder of %v", l, err, term)
 	}
 	m.stop()
-	if l, _ = Inspect(ctx, s.Client(), ""); l.Held || l.LastEpoch != term.Epoch {
+	if l, _ = Inspect(ctx, s.Client(), KeysFor("")); l.Held || l.LastEpoch != term.Epoch {
 		t.Fatalf("after resignation: %+v", l)
 	}
 }

@@ -32,7 +32,7 @@ func Example() {
 		return // not leader: do nothing
 	}
 	err := leader.CheckFence(fire.Run(ctx, rdb,
-		leader.FenceKeys("chronos", "{chronos}:sched:report"),
+		leader.FenceKeys(e.Keys(), "{chronos}:sched:report"),
 		leader.FenceArgs(term, time.Now().Unix())).Err())
 	if errors.Is(err, leader.ErrFenced) {
 		return // the term ended between the two checks; nothing was written

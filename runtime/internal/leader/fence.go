@@ -38,10 +38,11 @@ func FenceScript(body string) *redis.Script {
 	return redis.NewScript(FenceLua + body)
 }
 
-// FenceKeys returns the key list of a fenced script in namespace ns: the
-// lease first, then keys.
-func FenceKeys(ns string, keys ...string) []string {
-	return append([]string{KeysFor(ns).Lock}, keys...)
+// FenceKeys returns the key list of a fenced script of the election k (a
+// layout-1 namespace's, or one partition's): the lease first, then keys,
+// which must be in the lease's hash slot.
+func FenceKeys(k Keys, keys ...string) []string {
+	return append([]string{k.Lock}, keys...)
 }
 
 // FenceArgs returns the argument list of a fenced script: the term's token
@@ -66,9 +67,9 @@ func CheckFence(err error) error {
 var checkScript = FenceScript("return 1")
 
 // Fence reports, with one round trip, whether t still holds the lease of
-// namespace ns. It returns nil when it does, an error wrapping ErrFenced
+// election k. It returns nil when it does, an error wrapping ErrFenced
 // when it does not, and any Redis error as is (which callers must also treat
 // as "not leader").
-func Fence(ctx context.Context, rdb redis.Scripter, ns string, t Term) error {
-	return CheckFence(checkScript.Run(ctx, rdb, FenceKeys(ns), FenceArgs(t)).Err())
+func Fence(ctx context.Context, client redis.Scripter, k Keys, t Term) error {
+	return CheckFence(checkScript.Run(ctx, client, FenceKeys(k), FenceArgs(t)).Err())
 }

@@ -7,19 +7,21 @@ import "github.com/redis/go-redis/v9"
 // or a lease left over from a Redis blip after which this elector already
 // stepped down). Either way it starts a new term with a new epoch.
 //
-//	KEYS[1] lease, KEYS[2] epoch counter
+//	KEYS[1] lease, KEYS[2] epoch counter, KEYS[3] term start record
 //	ARGV[1] owner "<instance>:<nonce>", ARGV[2] TTL in milliseconds,
-//	ARGV[3] the highest epoch the caller has seen, ARGV[4] the replicas
-//	that must be online (ReplicaLua)
+//	ARGV[3] the highest epoch the caller has seen, ARGV[4] now (unix ms),
+//	ARGV[5] the replicas that must be online (ReplicaLua)
 //
 // The new epoch is above both the counter and ARGV[3]: when Redis lost its
 // data (the counter with it), the epochs of the terms before the loss are
 // not issued again, so a write of such a term can never pass the fence of
-// a later one.
+// a later one. The start record, "<epoch>:<now>", tells operators when the
+// term began; versions before it did not write it, so a reader trusts it
+// only for the epoch it names.
 //
 // Returns {1, token, epoch} when acquired, {0, holder token, PTTL} otherwise.
 var acquireScript = redis.NewScript(ReplicaLua + `
-chronos_require_replicas(tonumber(ARGV[4]))
+chronos_require_replicas(tonumber(ARGV[5]))
 local cur = redis.call('GET', KEYS[1])
 if cur then
   if string.match(cur, '^%d+:(.*)$') ~= ARGV[1] then
@@ -33,6 +35,7 @@ if epoch <= tonumber(ARGV[3]) then
 end
 local token = epoch .. ':' .. ARGV[1]
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
+redis.call('SET', KEYS[3], epoch .. ':' .. ARGV[4])
 return {1, token, epoch}
 `)
 

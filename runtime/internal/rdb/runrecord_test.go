@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chronos-go/chronos/internal/redistest"
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 )
 
 // runRecords are records of every shape the finish script and AppendRun
@@ -49,14 +50,15 @@ func TestRunRecordsReadBackAsWritten(t *testing.T) {
 // The same through a real stream: AppendRun writes, ListRuns reads.
 func TestRunRecordsReadBackFromTheStream(t *testing.T) {
 	redistest.Parallel(t)
-	r := New(redistest.Start(t).Client(), "records")
+	st := NewStore(redistest.Start(t).Client(), keyspace.Single("records"))
+	r := st.Parts[0]
 	ctx := context.Background()
 	for k := range runRecords {
 		if err := r.AppendRun(ctx, "report", &runRecords[k], 100); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := r.ListRuns(ctx, "report", 100)
+	got, err := st.ListRuns(ctx, "report", 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func BenchmarkRegister(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			s := redistest.Start(b)
-			st := New(s.Client(), Config{})
+			st := New(s.Client(), Config{Layout: testLayout()})
 			inst := Instance{ID: "a", Version: "v1", Started: time.Now()}
 			st.Heartbeat(ctx, inst)
 			defs := manyDefs(n)
@@ -50,7 +50,7 @@ func BenchmarkSweep(b *testing.B) {
 		for _, n := range []int{1_000, 10_000} {
 			b.Run(fmt.Sprintf("%s/%d", mode, n), func(b *testing.B) {
 				s := redistest.Start(b)
-				st := New(s.Client(), Config{Now: func() time.Time { return t0 }})
+				st := New(s.Client(), Config{Layout: testLayout(), Now: func() time.Time { return t0 }})
 				defs := manyDefs(n)
 				var first Instance
 				for i := range 3 {

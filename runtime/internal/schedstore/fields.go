@@ -1,6 +1,6 @@
 package schedstore
 
-// Field names of a schedule hash ({<ns>}:sched:<id>). They are exported so
+// Field names of a schedule hash (<p>sched:<id>, keys.go). They are exported so
 // that the scheduler's firing script can update the state fields in the same
 // script as its enqueue. Times are Unix milliseconds; booleans are "1" or
 // absent.

@@ -72,7 +72,7 @@ return 1
 var ErrStale = errors.New("schedstore: a later firing is already recorded")
 
 // SaveState stores ts as schedule id's trigger state under leadership term
-// t, with an outcome word for operators ("misfire:doNothing", …). It
+// t of the schedule's partition, with an outcome word for operators ("misfire:doNothing", …). It
 // returns an error wrapping leader.ErrFenced if t no longer holds the
 // lease, ErrStale if a later firing is already recorded, ErrNotFound if the
 // schedule does not exist.
@@ -83,7 +83,8 @@ var ErrStale = errors.New("schedstore: a later firing is already recorded")
 // skipped by a misfire policy) and for tools.
 func (s *Store) SaveState(ctx context.Context, t leader.Term, id string, ts TriggerState, outcome string) error {
 	args := append(stateArgs(ts), outcome, s.cfg.Now().UnixMilli(), id)
-	n, err := saveStateScript.Run(ctx, s.client, leader.FenceKeys(s.cfg.Namespace, s.keys.sched(id), s.keys.changed()), leader.FenceArgs(t, args...)...).Int()
+	pk := s.keys.of(id)
+	n, err := saveStateScript.Run(ctx, s.client, leader.FenceKeys(pk.lease, s.keys.sched(id), pk.changed), leader.FenceArgs(t, args...)...).Int()
 	if err := leader.CheckFence(err); err != nil {
 		return fmt.Errorf("schedstore: save state of %q: %w", id, err)
 	}
@@ -266,10 +267,11 @@ func FireScriptHash() string { return fireScript.Hash() }
 
 // fireCall returns the keys and arguments of the fire script for f.
 func (s *Store) fireCall(t leader.Term, f *Firing, now time.Time, o *FireOptions) ([]string, []any) {
-	q := s.queue
+	pk := s.keys.of(f.Schedule)
+	q := pk.queue
 	dedup := q.Dedup(f.Dedup)
 	keys := make([]string, 0, 5+fireJobKeys*len(f.Jobs))
-	keys = append(keys, leader.KeysFor(s.cfg.Namespace).Lock, s.keys.sched(f.Schedule), dedup, s.keys.history(f.Schedule), s.keys.changed())
+	keys = append(keys, pk.lease.Lock, s.keys.sched(f.Schedule), dedup, s.keys.history(f.Schedule), pk.changed)
 	claim := ""
 	if len(f.Jobs) > 0 {
 		claim = f.Jobs[0].TaskID
@@ -293,7 +295,10 @@ func (s *Store) fireCall(t leader.Term, f *Firing, now time.Time, o *FireOptions
 
 // Fire runs the fire script once per firing, all in one pipeline: one
 // EVALSHA, and so a share of one round trip, per trigger, each fenced by
-// the leader's term t.
+// the leader's term t. Every firing must be of a schedule of the partition
+// whose lease t holds: the script runs in the schedule's partition, with
+// that partition's lease, and enqueues into that partition's share of the
+// queues.
 // Firings that meet NOSCRIPT (Redis restarted and lost its script cache)
 // did not run; they are sent again once the script is loaded. With
 // FireOptions.Replicas the pipeline ends with WAIT, on the scripts'

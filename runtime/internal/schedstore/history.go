@@ -12,7 +12,7 @@ import (
 )
 
 // FiringRecord is one entry of a schedule's firing history
-// ({<ns>}:history:<id>, newest first): a firing and what became of each of
+// (<p>history:<id>, newest first): a firing and what became of each of
 // its jobs. The fire script writes it (historyLua) and History reads it
 // (decodeFiringRecord); both live in this file, which is the only place
 // that spells its JSON form:

@@ -3,10 +3,14 @@ package schedstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 )
 
 // Instance is one running process of the service, as its heartbeats
@@ -39,20 +43,28 @@ func (inst Instance) Declarer() Declarer {
 // does, an instance without declarations publishes no digest, so a sweep
 // does not take its silence for a change of code.
 //
-//	KEYS[1] instances index, KEYS[2] instance hash, KEYS[3] its declarations
+// In a partitioned namespace it first writes the namespace's meta key if
+// it is missing (keyspace.MetaLua): Redis lost its data, and the instance
+// index it writes next would make a later process take the namespace for
+// layout 1.
+//
+//	KEYS[1] instances index, KEYS[2] instance hash, KEYS[3] its declarations,
+//	KEYS[4] the namespace's meta key (partitioned namespaces only)
 //	ARGV[1] id, ARGV[2] now (ms), ARGV[3] TTL (ms), ARGV[4] 1 if the instance
 //	declares schedules, ARGV[5] the digest of no declarations,
-//	ARGV[6…] field/value pairs
+//	ARGV[6] partitions (with KEYS[4]), ARGV[7…] field/value pairs
 //
 // Returns {stale instances removed, 1 if the hash existed, 1 if the
-// declarations existed}.
-var heartbeatScript = redis.NewScript(`
+// declarations existed, 1 if it wrote the meta key}.
+var heartbeatScript = redis.NewScript(keyspace.MetaLua + `
 local now, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
+local meta = 0
+if KEYS[4] then meta = chronos_ensure_meta(KEYS[4], ARGV[6], ARGV[2]) end
 local had = redis.call('EXISTS', KEYS[2])
 local declared = redis.call('EXISTS', KEYS[3])
 redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
 local aged = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-redis.call('HSET', KEYS[2], 'last_seen', ARGV[2], unpack(ARGV, 6))
+redis.call('HSET', KEYS[2], 'last_seen', ARGV[2], unpack(ARGV, 7))
 if ARGV[4] == '0' then
   redis.call('HSET', KEYS[2], '` + fieldDeclDigest + `', ARGV[5])
   declared = 1
@@ -61,7 +73,7 @@ elseif declared == 0 then
 end
 redis.call('PEXPIRE', KEYS[2], 2 * ttl)
 redis.call('PEXPIRE', KEYS[3], 2 * ttl)
-return {aged, had, declared}
+return {aged, had, declared, meta}
 `)
 
 // HeartbeatResult says what a heartbeat found.
@@ -77,6 +89,9 @@ type HeartbeatResult struct {
 	// must Register them again, or every schedule only it declares is
 	// retired.
 	Undeclared bool
+	// MetaRestored reports that the namespace's meta key was gone and the
+	// heartbeat wrote it again (partitioned namespaces only).
+	MetaRestored bool
 }
 
 // Heartbeat records that inst is alive for another InstanceTTL, renews
@@ -91,35 +106,71 @@ func (s *Store) Heartbeat(ctx context.Context, inst Instance) (HeartbeatResult, 
 	if inst.Leader {
 		leader = "1"
 	}
-	res, err := heartbeatScript.Run(ctx, s.client,
-		[]string{s.keys.instances(), s.keys.instance(inst.ID), s.keys.decl(inst.ID)},
+	keys := []string{s.keys.instances(), s.keys.instance(inst.ID), s.keys.decl(inst.ID)}
+	if !s.cfg.Layout.IsSingle() {
+		keys = append(keys, keyspace.Meta(s.cfg.Namespace))
+	}
+	res, err := heartbeatScript.Run(ctx, s.client, keys,
 		inst.ID, s.cfg.Now().UnixMilli(), s.cfg.InstanceTTL.Milliseconds(), boolArg(inst.Declares), emptyDeclDigest,
+		s.Partitions(),
 		"id", inst.ID, "host", inst.Host, "pid", inst.PID, "version", inst.Version,
 		"started", ms(inst.Started), "leader", leader,
 	).Int64Slice()
 	if err != nil {
 		return HeartbeatResult{}, fmt.Errorf("schedstore: heartbeat %s: %w", inst.ID, err)
 	}
-	if len(res) != 3 {
+	if len(res) != 4 {
 		return HeartbeatResult{}, fmt.Errorf("schedstore: heartbeat %s: unexpected reply %v", inst.ID, res)
 	}
-	return HeartbeatResult{Aged: int(res[0]), Lost: res[1] == 0, Undeclared: res[2] == 0}, nil
+	return HeartbeatResult{Aged: int(res[0]), Lost: res[1] == 0, Undeclared: res[2] == 0, MetaRestored: res[3] == 1}, nil
 }
 
 // Deregister removes instance id and its declarations at once, for a clean
-// shutdown, and notes a registry change so that the leader sweeps at once:
-// schedules only it declared are retired.
+// shutdown, and notes a change in partition 0, whose leader sweeps the
+// registry, so that it sweeps at once: schedules only the instance
+// declared are retired. The removal is one MULTI on the control keys; the
+// note follows it (partition 0 is in another slot).
 func (s *Store) Deregister(ctx context.Context, id string) error {
 	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, s.keys.instances(), id)
 		p.Del(ctx, s.keys.instance(id), s.keys.decl(id))
-		p.Incr(ctx, s.keys.version())
 		return nil
 	})
+	if err == nil {
+		err = s.NoteChangeIn(ctx, 0)
+	}
 	if err != nil {
 		return fmt.Errorf("schedstore: deregister %s: %w", id, err)
 	}
 	return nil
+}
+
+// LiveInstance is a live instance's ID and heartbeat expiry, as the
+// instance index holds it: what every instance reads at each heartbeat to
+// share the partitions (leader.Assign).
+type LiveInstance struct {
+	ID string
+	// Expires is the score of the instance's last heartbeat: its time
+	// plus InstanceTTL, by its own clock. It moves on with every heartbeat.
+	Expires int64
+}
+
+// Live returns the live instances, by ID, with their heartbeat scores: one
+// ZRANGEBYSCORE.
+func (s *Store) Live(ctx context.Context) ([]LiveInstance, error) {
+	zs, err := s.client.ZRangeByScoreWithScores(ctx, s.keys.instances(), &redis.ZRangeBy{
+		Min: "(" + strconv.FormatInt(s.cfg.Now().UnixMilli(), 10), Max: "+inf",
+	}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: live instances: %w", err)
+	}
+	out := make([]LiveInstance, len(zs))
+	for i, z := range zs {
+		id, _ := z.Member.(string)
+		out[i] = LiveInstance{ID: id, Expires: int64(z.Score)}
+	}
+	slices.SortFunc(out, func(a, b LiveInstance) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
 }
 
 // Instances returns the live instances, ordered by ID.

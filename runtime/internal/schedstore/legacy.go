@@ -13,7 +13,8 @@ import (
 // instances that are no longer live: their tasks were local work no other
 // instance can do, as those versions' leaders decided too. A rolling
 // deploy from such a version therefore leaves no queue behind. It returns
-// the queues deleted.
+// the queues deleted. Only a namespace of layout 1 has them: their queue
+// keys carry the control tag, like the set.
 func (s *Store) DropLegacyIsolatedQueues(ctx context.Context) ([]string, error) {
 	ids, err := s.client.SMembers(ctx, s.keys.legacyIsolated()).Result()
 	if err != nil || len(ids) == 0 {
@@ -30,7 +31,7 @@ func (s *Store) DropLegacyIsolatedQueues(ctx context.Context) ([]string, error) 
 		}
 		q := legacyIsolatedQueue(id)
 		_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Del(ctx, s.queue.Stream(q), s.queue.Delayed(q))
+			p.Del(ctx, s.keys.legacyQueue().Stream(q), s.keys.legacyQueue().Delayed(q))
 			p.SRem(ctx, s.keys.legacyIsolated(), id)
 			return nil
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -16,10 +17,10 @@ import (
 // the registry back as it was, and the next leader catches up from where
 // the cluster really was instead of from now. Every script that changes a
 // schedule's state (a firing, SaveState, a pause or resume, a retirement)
-// also scores the schedule in {<ns>}:changed with the time of the change,
-// so an instance reads only what changed since its last look
-// (ChangedSince, then GetMany): a cost proportional to the changes, not to
-// the registry.
+// also scores the schedule in its partition's changed index (<p>changed)
+// with the time of the change, so an instance reads only what changed
+// since its last look (ChangedSince, then GetMany): a cost proportional to
+// the changes, not to the registry.
 
 // changedLua defines
 //
@@ -60,40 +61,122 @@ type Change struct {
 
 // ChangedSince returns the schedules whose state changed at or after since
 // (by the writer's clock), with the score of their latest change, and the
-// latest change time among them (since when there is none).
+// latest change time among them (since when there is none): one
+// ZRANGEBYSCORE per partition, in one pipeline.
 func (s *Store) ChangedSince(ctx context.Context, since time.Time) ([]Change, time.Time, error) {
-	zs, err := s.client.ZRangeByScoreWithScores(ctx, s.keys.changed(), &redis.ZRangeBy{
-		Min: strconv.FormatInt(since.UnixMilli(), 10), Max: "+inf",
-	}).Result()
+	cmds := make([]*redis.ZSliceCmd, len(s.keys.parts))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range s.keys.parts {
+			cmds[i] = p.ZRangeByScoreWithScores(ctx, s.keys.parts[i].changed, &redis.ZRangeBy{
+				Min: strconv.FormatInt(since.UnixMilli(), 10), Max: "+inf",
+			})
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, since, fmt.Errorf("schedstore: changed schedules: %w", err)
 	}
-	out := make([]Change, 0, len(zs))
+	var out []Change
 	last := since
-	for _, z := range zs {
-		id, _ := z.Member.(string)
-		out = append(out, Change{ID: id, At: int64(z.Score)})
-		if t := time.UnixMilli(int64(z.Score)); t.After(last) {
-			last = t
+	for _, c := range cmds {
+		for _, z := range c.Val() {
+			id, _ := z.Member.(string)
+			out = append(out, Change{ID: id, At: int64(z.Score)})
+			if t := time.UnixMilli(int64(z.Score)); t.After(last) {
+				last = t
+			}
 		}
 	}
 	return out, last, nil
 }
 
-// ChangeScores returns the changed-index score of each of ids (0: none),
-// in one ZMSCORE. Read before the schedules themselves, a score is a lower
-// bound of the change their state holds.
+// ChangeScores returns the changed-index score of each of ids (0: none):
+// one ZMSCORE per partition, in one pipeline. Read before the schedules
+// themselves, a score is a lower bound of the change their state holds.
 func (s *Store) ChangeScores(ctx context.Context, ids []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	scores, err := s.client.ZMScore(ctx, s.keys.changed(), ids...).Result()
+	byPart := make([][]string, len(s.keys.parts))
+	for _, id := range ids {
+		p := s.PartitionOf(id)
+		byPart[p] = append(byPart[p], id)
+	}
+	cmds := make([]*redis.FloatSliceCmd, len(s.keys.parts))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, part := range byPart {
+			if len(part) > 0 {
+				cmds[i] = p.ZMScore(ctx, s.keys.parts[i].changed, part...)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: change scores: %w", err)
 	}
-	for i, sc := range scores {
-		out[ids[i]] = int64(sc)
+	for i, c := range cmds {
+		if c == nil {
+			continue
+		}
+		for k, sc := range c.Val() {
+			out[byPart[i][k]] = int64(sc)
+		}
+	}
+	return out, nil
+}
+
+// mirrorFields are the fields of a schedule hash that GetStates reads:
+// everything but the definition.
+var mirrorFields = []string{
+	FieldID, FieldCreated, FieldDefChanged, FieldRetired, FieldRetiredBy,
+	FieldNextFire, FieldLastFired, FieldTriggerStart, FieldTimesTriggered, FieldRepeatCount, FieldComplete,
+	FieldLastOutcome, FieldStateSaved, FieldResumedAt,
+	FieldPaused, FieldPauseNote, FieldPausedBy, FieldPausedAt, FieldPauseUntil,
+}
+
+// GetStates returns the schedules of ids that exist without their
+// definitions: the creation and definition-change times, the retirement,
+// the trigger state and the pauses, of the whole schedule and of the jobs
+// jobs(id) names. One HMGET per schedule, in one pipeline. It is what an
+// instance remembers of the schedules it declares (it has their
+// definitions itself), read without the definitions' fields and JSON.
+func (s *Store) GetStates(ctx context.Context, ids []string, jobs func(id string) []string) (map[string]Schedule, error) {
+	cmds := make([]*redis.SliceCmd, len(ids))
+	names := make([][]string, len(ids))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			names[i] = mirrorFields
+			if js := jobs(id); len(js) > 0 {
+				names[i] = slices.Clone(mirrorFields)
+				for _, j := range js {
+					names[i] = append(names[i], FieldJobPausePrefix+j)
+				}
+			}
+			cmds[i] = p.HMGet(ctx, s.keys.sched(id), names[i]...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: get the state of %d schedules: %w", len(ids), err)
+	}
+	out := make(map[string]Schedule, len(ids))
+	for i, c := range cmds {
+		vals := c.Val()
+		if len(vals) == 0 || vals[0] == nil {
+			continue // no such schedule
+		}
+		m := make(map[string]string, len(vals))
+		for k, v := range vals {
+			if str, ok := v.(string); ok {
+				m[names[i][k]] = str
+			}
+		}
+		sc, err := decodeSchedule(m)
+		if err != nil {
+			return nil, err
+		}
+		out[sc.ID] = sc
 	}
 	return out, nil
 }
@@ -195,8 +278,9 @@ func (s *Store) Seed(ctx context.Context, scs []Schedule) (SeedResult, error) {
 		}
 		args := append([]any{sc.ID, now}, stateArgs(sc.State.TriggerState)...)
 		args = append(args, sc.State.LastOutcome, ms(sc.State.Saved))
+		pk := s.keys.of(sc.ID)
 		calls = append(calls, scriptCall{
-			keys: []string{s.keys.sched(sc.ID), s.keys.schedules(), s.keys.changed()},
+			keys: []string{s.keys.sched(sc.ID), pk.schedules, pk.changed},
 			args: append(args, fields...),
 		})
 	}

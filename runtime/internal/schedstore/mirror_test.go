@@ -49,3 +49,57 @@ func TestSeedPutsALostScheduleBackAsItWas(t *testing.T) {
 		t.Fatalf("a newer seed: %+v", res)
 	}
 }
+
+// GetStates reads what an instance remembers of the schedules it
+// declares, as GetMany would, without the definitions: creation, state,
+// retirement, and the pauses of the schedule and of the jobs named.
+func TestGetStatesReadsEverythingButTheDefinition(t *testing.T) {
+	w := newWorld(t)
+	g := def("g", "x")
+	g.Group, g.Jobs = "g", []Job{{Name: "a", Kind: "k"}, {Name: "b", Kind: "k"}}
+	st, _ := w.instance("i", "v1", g, def("s", "y"))
+	term := holdLease(t, w)
+	ts := TriggerState{Prev: t0, Next: t0.Add(time.Minute), Start: t0, TimesTriggered: 4, RepeatCount: -1}
+	if err := st.SaveState(ctx, term, "s", ts, "fired"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Pause(ctx, "g", Pause{Job: "b", Note: "n", Who: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Pause(ctx, "s", Pause{Note: "whole", Who: "w", Until: t0.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	jobs := func(id string) []string {
+		if id == "g" {
+			return []string{"a", "b"}
+		}
+		return []string{"main"}
+	}
+	ids := []string{"g", "s", "missing"}
+	full, err := st.GetMany(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.GetStates(ctx, ids, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("GetStates = %d schedules, want 2: %v", len(got), got)
+	}
+	for _, id := range []string{"g", "s"} {
+		a, b := full[id], got[id]
+		if len(b.Jobs) != 0 || b.Spec != "" {
+			t.Errorf("%s: GetStates read the definition: %+v", id, b.Definition)
+		}
+		if b.ID != id || !b.Created.Equal(a.Created) || !b.DefChanged.Equal(a.DefChanged) || !b.Retired.Equal(a.Retired) ||
+			b.State.TriggerState != a.State.TriggerState || b.State.LastOutcome != a.State.LastOutcome ||
+			!b.State.Saved.Equal(a.State.Saved) || !reflect.DeepEqual(b.State.Pause, a.State.Pause) ||
+			!reflect.DeepEqual(b.State.JobPauses, a.State.JobPauses) {
+			t.Errorf("%s: GetStates %+v\nGetMany %+v", id, b, a)
+		}
+	}
+	if got["g"].State.JobPauses["b"].Note != "n" || got["s"].State.Pause == nil {
+		t.Fatalf("pauses not read: %+v", got)
+	}
+}

@@ -64,7 +64,7 @@ func (s *Store) Pause(ctx context.Context, id string, p Pause) error {
 	if err != nil {
 		return fmt.Errorf("schedstore: pause %q: %w", id, err)
 	}
-	n, err := pauseScript.Run(ctx, s.client, []string{s.keys.sched(id), s.keys.changed()},
+	n, err := pauseScript.Run(ctx, s.client, []string{s.keys.sched(id), s.keys.of(id).changed},
 		p.Job, p.Note, p.Who, ms(at), ms(p.Until), info, id).Int()
 	switch {
 	case err != nil:
@@ -82,7 +82,7 @@ func (s *Store) Pause(ctx context.Context, id string, p Pause) error {
 // schedule records when (State.Resumed). Either is noted in the changed
 // index, so a mirror that rebuilds a lost registry sees the resume.
 func (s *Store) Resume(ctx context.Context, id, job string) (bool, error) {
-	n, err := resumeScript.Run(ctx, s.client, []string{s.keys.sched(id), s.keys.changed()},
+	n, err := resumeScript.Run(ctx, s.client, []string{s.keys.sched(id), s.keys.of(id).changed},
 		ms(s.cfg.Now()), id, job).Int()
 	if err != nil {
 		return false, fmt.Errorf("schedstore: resume %q: %w", id, err)

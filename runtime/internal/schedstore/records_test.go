@@ -20,8 +20,8 @@ import (
 // be taken for a new one and partitioned under its feet.
 func TestControlMarkersAreTheStoragePackagesLayout1Names(t *testing.T) {
 	for _, ns := range []string{"", "billing", "a:b"} {
-		k, q, l := keysFor(ns), rdb.NewKeys(ns), leader.KeysFor(ns)
-		want := []string{k.schedules(), k.instances(), l.Epoch, q.DeadIndex(), q.Paused()}
+		k, q, l := keysFor(keyspace.Single(ns)), rdb.NewKeys(ns), leader.KeysFor(ns)
+		want := []string{k.parts[0].schedules, k.instances(), l.Epoch, q.DeadIndex(), q.Paused()}
 		if got := keyspace.ControlMarkers(ns); !slices.Equal(got, want) {
 			t.Errorf("ControlMarkers(%q) = %q, want the names schedstore, leader and rdb build: %q", ns, got, want)
 		}
@@ -81,7 +81,7 @@ return redis.call('LRANGE', KEYS[1], 0, -1)
 		for _, j := range r.Jobs {
 			args = append(args, j.Job, j.Task, j.Result)
 		}
-		key := keysFor("records-test").history(r.Source)
+		key := keysFor(keyspace.Single("records-test")).history(r.Source)
 		stored, err := write.Run(ctx, c, []string{key}, args...).StringSlice()
 		if err != nil {
 			t.Fatal(err)

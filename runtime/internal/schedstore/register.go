@@ -123,8 +123,8 @@ func (s *Store) Register(ctx context.Context, d Declarer, defs []Definition) (Re
 	}
 	now := s.cfg.Now()
 
-	// The declarations, replaced as a whole, their digest (which tells the
-	// leader's Sweep that they changed), and "declared now" marks.
+	// The declarations, replaced as a whole, and their digest (which tells
+	// the leader's Sweep that they changed): one MULTI on control keys.
 	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, s.keys.decl(d.InstanceID))
 		p.HSet(ctx, s.keys.instance(d.InstanceID), fieldDeclDigest, declDigest(encoded))
@@ -132,16 +132,30 @@ func (s *Store) Register(ctx context.Context, d Declarer, defs []Definition) (Re
 		if len(decl) > 0 {
 			p.HSet(ctx, s.keys.decl(d.InstanceID), decl...)
 			p.PExpire(ctx, s.keys.decl(d.InstanceID), 2*s.cfg.InstanceTTL)
-			zs := make([]redis.Z, 0, len(defs))
-			for id := range byID {
-				zs = append(zs, redis.Z{Score: float64(now.UnixMilli()), Member: id})
-			}
-			p.ZAdd(ctx, s.keys.schedules(), zs...)
 		}
 		return nil
 	})
 	if err != nil {
 		return res, fmt.Errorf("schedstore: register %s: declarations: %w", d.InstanceID, err)
+	}
+	// "Declared now" marks, in each schedule's partition's index.
+	if len(byID) > 0 {
+		marks := make([][]redis.Z, len(s.keys.parts))
+		for id := range byID {
+			p := s.PartitionOf(id)
+			marks[p] = append(marks[p], redis.Z{Score: float64(now.UnixMilli()), Member: id})
+		}
+		_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, zs := range marks {
+				if len(zs) > 0 {
+					p.ZAdd(ctx, s.keys.parts[i].schedules, zs...)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return res, fmt.Errorf("schedstore: register %s: declared marks: %w", d.InstanceID, err)
+		}
 	}
 
 	pending := make([]string, 0, len(byID))
@@ -231,7 +245,8 @@ func (s *Store) claim(ctx context.Context, now time.Time, claims []claim) ([]cla
 		if err != nil {
 			return nil, err
 		}
-		calls[i] = scriptCall{keys: []string{s.keys.sched(cl.def.ID), s.keys.schedules(), s.keys.changed()}, args: args}
+		pk := s.keys.of(cl.def.ID)
+		calls[i] = scriptCall{keys: []string{s.keys.sched(cl.def.ID), pk.schedules, pk.changed}, args: args}
 	}
 	cmds, err := s.evalPipelined(ctx, claimScript, calls, nil)
 	if err != nil {

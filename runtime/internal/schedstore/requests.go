@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -93,7 +95,8 @@ func (s *Store) AdvanceRequest(ctx context.Context, r Request) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("schedstore: advance request %s: %w", r.ID, err)
 	}
-	n, err := advanceRequestScript.Run(ctx, s.client, []string{s.keys.requests(), s.keys.requestData()}, r.ID, data).Int()
+	pk := s.keys.of(r.Schedule)
+	n, err := advanceRequestScript.Run(ctx, s.client, []string{pk.requests, pk.reqData}, r.ID, data).Int()
 	if err != nil {
 		return false, fmt.Errorf("schedstore: advance request %s: %w", r.ID, err)
 	}
@@ -109,8 +112,9 @@ func (s *Store) addRequest(ctx context.Context, r Request) (Request, error) {
 	if err != nil {
 		return Request{}, fmt.Errorf("schedstore: %s request for %q: %w", r.Kind, r.Schedule, err)
 	}
+	pk := s.keys.of(r.Schedule)
 	n, err := addRequestScript.Run(ctx, s.client,
-		[]string{s.keys.sched(r.Schedule), s.keys.requests(), s.keys.requestData()},
+		[]string{s.keys.sched(r.Schedule), pk.requests, pk.reqData},
 		r.ID, r.Created.UnixMilli(), data).Int()
 	switch {
 	case err != nil:
@@ -121,50 +125,86 @@ func (s *Store) addRequest(ctx context.Context, r Request) (Request, error) {
 	return r, nil
 }
 
-// Requests returns up to limit pending requests, oldest first (limit <= 0:
-// all).
+// Requests returns up to limit pending requests of every partition, oldest
+// first (limit <= 0: all): one pipeline for the partitions' indexes, one
+// for the requests.
 func (s *Store) Requests(ctx context.Context, limit int) ([]Request, error) {
+	ps := make([]int, len(s.keys.parts))
+	for i := range ps {
+		ps[i] = i
+	}
+	return s.RequestsIn(ctx, limit, ps...)
+}
+
+// RequestsIn returns up to limit pending requests of partitions ps, oldest
+// first (limit <= 0: all): those a partition's leader carries out, or
+// those of the partitions of an instance's isolated schedules.
+func (s *Store) RequestsIn(ctx context.Context, limit int, ps ...int) ([]Request, error) {
 	stop := int64(limit) - 1
 	if limit <= 0 {
 		stop = -1
 	}
-	ids, err := s.client.ZRange(ctx, s.keys.requests(), 0, stop).Result()
+	idx := make([]*redis.StringSliceCmd, len(ps))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for k, i := range ps {
+			idx[k] = p.ZRange(ctx, s.keys.parts[i].requests, 0, stop)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: requests: %w", err)
 	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	vals, err := s.client.HMGet(ctx, s.keys.requestData(), ids...).Result()
+	data := make([]*redis.SliceCmd, len(ps))
+	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for k, i := range ps {
+			if ids := idx[k].Val(); len(ids) > 0 {
+				data[k] = p.HMGet(ctx, s.keys.parts[i].reqData, ids...)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: requests: %w", err)
 	}
-	out := make([]Request, 0, len(ids))
-	for i, v := range vals {
-		str, ok := v.(string)
-		if !ok {
-			continue // completed between the two reads
+	var out []Request
+	for k, c := range data {
+		if c == nil {
+			continue
 		}
-		var r Request
-		if err := json.Unmarshal([]byte(str), &r); err != nil {
-			return nil, fmt.Errorf("schedstore: request %s: %w", ids[i], err)
+		ids := idx[k].Val()
+		for j, v := range c.Val() {
+			str, ok := v.(string)
+			if !ok {
+				continue // completed between the two reads
+			}
+			var r Request
+			if err := json.Unmarshal([]byte(str), &r); err != nil {
+				return nil, fmt.Errorf("schedstore: request %s: %w", ids[j], err)
+			}
+			out = append(out, r)
 		}
-		out = append(out, r)
+	}
+	// Request IDs start with their creation time: oldest first.
+	slices.SortFunc(out, func(a, b Request) int { return strings.Compare(a.ID, b.ID) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
 	}
 	return out, nil
 }
 
-// CompleteRequest removes request id once the leader has acted on it. It
-// reports whether the request was still pending.
-func (s *Store) CompleteRequest(ctx context.Context, id string) (bool, error) {
+// CompleteRequest removes request r (by its ID, in its schedule's
+// partition) once the leader has acted on it. It reports whether the
+// request was still pending.
+func (s *Store) CompleteRequest(ctx context.Context, r Request) (bool, error) {
+	pk := s.keys.of(r.Schedule)
 	var zrem *redis.IntCmd
 	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		zrem = p.ZRem(ctx, s.keys.requests(), id)
-		p.HDel(ctx, s.keys.requestData(), id)
+		zrem = p.ZRem(ctx, pk.requests, r.ID)
+		p.HDel(ctx, pk.reqData, r.ID)
 		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("schedstore: complete request %s: %w", id, err)
+		return false, fmt.Errorf("schedstore: complete request %s: %w", r.ID, err)
 	}
 	return zrem.Val() == 1, nil
 }

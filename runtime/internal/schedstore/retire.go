@@ -38,14 +38,14 @@ func (s *Store) Retire(ctx context.Context, id, who string) (bool, error) {
 	if err := s.checkUndeclared(ctx, id); err != nil {
 		return false, fmt.Errorf("schedstore: retire %q: %w", id, err)
 	}
-	n, err := operatorRetireScript.Run(ctx, s.client, []string{s.keys.sched(id), s.keys.changed()}, s.cfg.Now().UnixMilli(), who, id).Int()
+	n, err := operatorRetireScript.Run(ctx, s.client, []string{s.keys.sched(id), s.keys.of(id).changed}, s.cfg.Now().UnixMilli(), who, id).Int()
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("schedstore: retire %q: %w", id, err)
 	case n == 0:
 		return false, fmt.Errorf("schedstore: retire %q: %w", id, ErrNotFound)
 	}
-	return n == 2, s.NoteChange(ctx)
+	return n == 2, s.NoteChangeOf(ctx, id)
 }
 
 // Delete deletes schedule id with its state and history now. It refuses,
@@ -55,12 +55,13 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("schedstore: delete %q: %w", id, err)
 	}
 	var del *redis.IntCmd
-	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	pk := s.keys.of(id)
+	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error { // one partition: one slot
 		del = p.Del(ctx, s.keys.sched(id))
 		p.Del(ctx, s.keys.history(id))
-		p.ZRem(ctx, s.keys.schedules(), id)
-		p.ZRem(ctx, s.keys.changed(), id)
-		p.Incr(ctx, s.keys.version())
+		p.ZRem(ctx, pk.schedules, id)
+		p.ZRem(ctx, pk.changed, id)
+		p.Incr(ctx, pk.version)
 		return nil
 	})
 	if err != nil {

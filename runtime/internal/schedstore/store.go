@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/chronos-go/chronos/runtime/internal/keyspace"
+	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
@@ -33,6 +34,10 @@ const (
 type Config struct {
 	// Namespace selects the key set. Default "chronos".
 	Namespace string
+	// Layout is how the namespace's keys are spread over partitions
+	// (keyspace.Resolver finds it). The zero value is layout 1 of
+	// Namespace, the single tag.
+	Layout keyspace.Layout
 	// InstanceTTL is how long an instance counts as live after its last
 	// heartbeat. Heartbeat about every InstanceTTL/3. Default 15s.
 	InstanceTTL time.Duration
@@ -60,12 +65,12 @@ type Config struct {
 	Self string
 }
 
-// Store reads and writes the registry of one namespace.
+// Store reads and writes the registry of one namespace, in every
+// partition of its layout.
 type Store struct {
 	client redis.UniversalClient
 	cfg    Config
 	keys   keys
-	queue  rdb.Keys // the queue's keys, which the fire script writes
 
 	sweepMu     sync.Mutex           // serializes sweeps, guards memo and orphanSince
 	memo        sweepMemo            // this Store's last full sweep
@@ -89,12 +94,32 @@ func New(client redis.UniversalClient, cfg Config) *Store {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Store{client: client, cfg: cfg, keys: keysFor(cfg.Namespace), queue: rdb.NewKeys(cfg.Namespace),
-		orphanSince: map[string]time.Time{}}
+	if cfg.Layout.Partitions() == 0 {
+		cfg.Layout = keyspace.Single(cfg.Namespace)
+	}
+	cfg.Namespace = cfg.Layout.Namespace()
+	return &Store{client: client, cfg: cfg, keys: keysFor(cfg.Layout), orphanSince: map[string]time.Time{}}
 }
 
 // Namespace returns the store's namespace.
 func (s *Store) Namespace() string { return s.cfg.Namespace }
+
+// Layout returns the store's layout.
+func (s *Store) Layout() keyspace.Layout { return s.cfg.Layout }
+
+// Partitions returns the number of partitions of the store's layout.
+func (s *Store) Partitions() int { return len(s.keys.parts) }
+
+// PartitionOf returns the partition of schedule id.
+func (s *Store) PartitionOf(id string) int { return s.cfg.Layout.ForSchedule(id) }
+
+// Lease returns the election keys of partition p, whose lease fences the
+// partition's writes.
+func (s *Store) Lease(p int) leader.Keys { return s.keys.parts[p].lease }
+
+// QueueKeys returns the queue keys of partition p, where the fire script
+// enqueues the tasks of the partition's schedules.
+func (s *Store) QueueKeys(p int) rdb.Keys { return s.keys.parts[p].queue }
 
 // SchedKey returns the hash key of schedule id, for scripts that update its
 // state together with other keys.
@@ -211,15 +236,40 @@ func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]Schedule,
 	return out, nil
 }
 
-// List returns every schedule, ordered by ID. It reads all hashes in one
-// pipeline.
+// List returns every schedule of every partition, ordered by ID: one
+// pipeline for the partitions' indexes, one for the hashes.
 func (s *Store) List(ctx context.Context) ([]Schedule, error) {
-	ids, err := s.client.ZRange(ctx, s.keys.schedules(), 0, -1).Result()
+	idx := make([]*redis.StringSliceCmd, len(s.keys.parts))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range s.keys.parts {
+			idx[i] = p.ZRange(ctx, s.keys.parts[i].schedules, 0, -1)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: list: %w", err)
 	}
+	var ids []string
+	for _, c := range idx {
+		ids = append(ids, c.Val()...)
+	}
+	return s.list(ctx, ids)
+}
+
+// ListPartition returns the schedules of partition p, ordered by ID: the
+// registry a partition's leader fires.
+func (s *Store) ListPartition(ctx context.Context, p int) ([]Schedule, error) {
+	ids, err := s.client.ZRange(ctx, s.keys.parts[p].schedules, 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: list partition %d: %w", p, err)
+	}
+	return s.list(ctx, ids)
+}
+
+// list reads the hashes of ids in one pipeline.
+func (s *Store) list(ctx context.Context, ids []string) ([]Schedule, error) {
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
-	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
 			cmds[i] = p.HGetAll(ctx, s.keys.sched(id))
 		}
@@ -316,23 +366,65 @@ func sortedStrings(s []string) []string {
 	return s
 }
 
-// NoteChange bumps the registry's change counter, which the leader polls
-// every second: a registration, pause or resume is acted on at once
-// instead of at the next full read of the registry.
+// NoteChange bumps the change counter of every partition, which each
+// partition's leader polls every second: a registration is acted on at
+// once instead of at the next full read of the registry, and the leader of
+// partition 0 sweeps at once. One pipeline.
 func (s *Store) NoteChange(ctx context.Context) error {
-	if err := s.client.Incr(ctx, s.keys.version()).Err(); err != nil {
+	ps := make([]int, len(s.keys.parts))
+	for i := range ps {
+		ps[i] = i
+	}
+	return s.NoteChangeIn(ctx, ps...)
+}
+
+// NoteChangeOf bumps the change counter of schedule id's partition: a
+// pause or a resume of it is acted on at once.
+func (s *Store) NoteChangeOf(ctx context.Context, id string) error {
+	return s.NoteChangeIn(ctx, s.PartitionOf(id))
+}
+
+// NoteChangeIn bumps the change counters of partitions ps, in one pipeline.
+func (s *Store) NoteChangeIn(ctx context.Context, ps ...int) error {
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, i := range ps {
+			p.Incr(ctx, s.keys.parts[i].version)
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("schedstore: note a registry change: %w", err)
 	}
 	return nil
 }
 
-// ChangeCount returns the registry's change counter ("" before the first
-// change): a leader that sees it differ from its last reading reloads the
-// registry.
-func (s *Store) ChangeCount(ctx context.Context) (string, error) {
-	v, err := s.client.Get(ctx, s.keys.version()).Result()
+// ChangeCount returns the change counter of partition p ("" before the
+// first change): a leader that sees it differ from its last reading
+// reloads the partition's registry.
+func (s *Store) ChangeCount(ctx context.Context, p int) (string, error) {
+	v, err := s.client.Get(ctx, s.keys.parts[p].version).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return "", fmt.Errorf("schedstore: read the registry's change counter: %w", err)
+		return "", fmt.Errorf("schedstore: read the change counter of partition %d: %w", p, err)
 	}
 	return v, nil
+}
+
+// ChangeCounts returns the change counters of partitions ps, in one
+// pipeline ("" for a partition before its first change).
+func (s *Store) ChangeCounts(ctx context.Context, ps []int) ([]string, error) {
+	cmds := make([]*redis.StringCmd, len(ps))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for k, i := range ps {
+			cmds[k] = p.Get(ctx, s.keys.parts[i].version)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("schedstore: read the registry's change counters: %w", err)
+	}
+	out := make([]string, len(ps))
+	for k, c := range cmds {
+		out[k] = c.Val()
+	}
+	return out, nil
 }

@@ -48,7 +48,7 @@ func newWorld(t *testing.T, opts ...redistest.Options) *world {
 }
 
 func (w *world) store() *Store {
-	return New(w.rdb, Config{Now: w.clk.Now, InstanceTTL: 15 * time.Second, RetireGrace: time.Hour})
+	return New(w.rdb, Config{Layout: testLayout(), Now: w.clk.Now, InstanceTTL: 15 * time.Second, RetireGrace: time.Hour})
 }
 
 // instance starts an instance: a heartbeat, then its registrations.
@@ -423,10 +423,10 @@ func TestRequestsSurviveARedisRestartUntilCompleted(t *testing.T) {
 	if got[1].ID != back.ID || got[1].Kind != KindBackfill || !got[1].From.Equal(from) || !got[1].To.Equal(to) {
 		t.Fatalf("second request = %+v, want the backfill", got[1])
 	}
-	if ok, err := st.CompleteRequest(ctx, trig.ID); !ok || err != nil {
+	if ok, err := st.CompleteRequest(ctx, trig); !ok || err != nil {
 		t.Fatalf("CompleteRequest = %v, %v", ok, err)
 	}
-	if ok, _ := st.CompleteRequest(ctx, trig.ID); ok {
+	if ok, _ := st.CompleteRequest(ctx, trig); ok {
 		t.Fatal("a request completed twice")
 	}
 	if got, _ = st.Requests(ctx, 10); len(got) != 1 || got[0].ID != back.ID {
@@ -439,7 +439,9 @@ func TestSaveStateIsFencedAndNeverMovesBack(t *testing.T) {
 	st, _ := w.instance("a", "v1", def("s", "x"))
 	cur := leader.Term{Token: "7:a:n1", Epoch: 7}
 	stale := leader.Term{Token: "6:b:n2", Epoch: 6}
-	w.rdb.Set(ctx, leader.KeysFor("").Lock, cur.Token, time.Minute)
+	for _, id := range []string{"s", "missing"} {
+		w.rdb.Set(ctx, st.Lease(st.PartitionOf(id)).Lock, cur.Token, time.Minute)
+	}
 
 	at := t0.Add(time.Hour)
 	ts := TriggerState{Prev: at, Next: at.Add(time.Hour), Start: t0, TimesTriggered: 3, RepeatCount: 10}
@@ -495,13 +497,16 @@ func TestVersionsCompareInNaturalOrder(t *testing.T) {
 	}
 }
 
-// holdLease makes the test the namespace's leader by setting the lease
-// itself, for writes that go through the fence.
+// holdLease makes the test the leader of every partition by setting the
+// leases itself, for writes that go through the fence.
 func holdLease(t *testing.T, w *world) leader.Term {
 	t.Helper()
 	term := leader.Term{Token: "1:test:lease", Epoch: 1}
-	if err := w.rdb.Set(ctx, leader.KeysFor("").Lock, term.Token, 0).Err(); err != nil {
-		t.Fatal(err)
+	st := w.store()
+	for p := range st.Partitions() {
+		if err := w.rdb.Set(ctx, st.Lease(p).Lock, term.Token, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return term
 }

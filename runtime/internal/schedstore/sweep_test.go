@@ -22,7 +22,7 @@ func (w *world) leader(rec *recorder, tweak func(*Config)) *Store {
 	if rec != nil {
 		c.AddHook(rec)
 	}
-	cfg := Config{Now: w.clk.Now, InstanceTTL: 15 * time.Second, RetireGrace: time.Hour}
+	cfg := Config{Layout: testLayout(), Now: w.clk.Now, InstanceTTL: 15 * time.Second, RetireGrace: time.Hour}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -227,7 +227,7 @@ func TestSweepSeesWhatChangedSinceItsLastFullPass(t *testing.T) {
 		l := w.leader(nil, nil)
 		steady(t, l)
 		w.rdb.Del(ctx, l.keys.sched("s"))
-		w.rdb.ZRem(ctx, l.keys.schedules(), "s")
+		w.rdb.ZRem(ctx, l.keys.of("s").schedules, "s")
 		// Nothing the store tracks changed: the steady sweep does not see it.
 		if res := mustSweep(t, l); res.Full || len(res.Handed) != 0 {
 			t.Fatalf("sweep right after = %+v, want a steady one", res)
@@ -250,7 +250,7 @@ func TestSweepSeesWhatChangedSinceItsLastFullPass(t *testing.T) {
 		rec := &recorder{before: func(cmds []redis.Cmder) {
 			for _, c := range cmds {
 				if c.Name() == "evalsha" && c.Args()[1] == claimScript.Hash() && raced.CompareAndSwap(false, true) {
-					w.rdb.HSet(ctx, "{chronos}:sched:s", FieldDeclaredBy, "ghost")
+					w.rdb.HSet(ctx, keysFor(testLayout()).sched("s"), FieldDeclaredBy, "ghost")
 				}
 			}
 		}}

@@ -152,18 +152,24 @@ type declarations struct {
 // replaced (handOver writes the marks).
 func (s *Store) readDeclarations(ctx context.Context, now time.Time, live []liveInstance, rec sweepRecord) (declarations, error) {
 	decls := make([]*redis.StringSliceCmd, len(live))
-	var index *redis.ZSliceCmd
+	index := make([]*redis.ZSliceCmd, len(s.keys.parts))
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, in := range live {
 			decls[i] = p.HKeys(ctx, s.keys.decl(in.id))
 		}
-		index = p.ZRangeWithScores(ctx, s.keys.schedules(), 0, -1)
+		for i := range s.keys.parts {
+			index[i] = p.ZRangeWithScores(ctx, s.keys.parts[i].schedules, 0, -1)
+		}
 		return nil
 	})
 	if err != nil {
 		return declarations{}, fmt.Errorf("schedstore: sweep: read: %w", err)
 	}
-	d := declarations{byID: map[string][]Declarer{}, lastDeclared: make(map[string]int64, len(index.Val()))}
+	var zs []redis.Z
+	for _, c := range index {
+		zs = append(zs, c.Val()...)
+	}
+	d := declarations{byID: map[string][]Declarer{}, lastDeclared: make(map[string]int64, len(zs))}
 	for i, in := range live {
 		dr := in.declarer()
 		for _, sid := range decls[i].Val() {
@@ -175,7 +181,7 @@ func (s *Store) readDeclarations(ctx context.Context, now time.Time, live []live
 	for id := range d.byID {
 		d.marks = append(d.marks, redis.Z{Score: float64(nowMs), Member: id})
 	}
-	for _, z := range index.Val() {
+	for _, z := range zs {
 		id, _ := z.Member.(string)
 		score := int64(z.Score)
 		if len(d.byID[id]) == 0 && rec.vouches(score) {
@@ -227,8 +233,16 @@ func (s *Store) handOver(ctx context.Context, now time.Time, d declarations) (ha
 	nowMs := now.UnixMilli()
 	defCmds := make([]*redis.StringCmd, len(hands))
 	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		if len(d.marks) > 0 {
-			p.ZAddArgs(ctx, s.keys.schedules(), redis.ZAddArgs{GT: true, Members: d.marks})
+		marks := make([][]redis.Z, len(s.keys.parts))
+		for _, z := range d.marks {
+			id, _ := z.Member.(string)
+			i := s.PartitionOf(id)
+			marks[i] = append(marks[i], z)
+		}
+		for i, zs := range marks {
+			if len(zs) > 0 {
+				p.ZAddArgs(ctx, s.keys.parts[i].schedules, redis.ZAddArgs{GT: true, Members: zs})
+			}
 		}
 		p.HSet(ctx, s.keys.sweep(), "full", nowMs, "confirmed", nowMs)
 		for i, h := range hands {
@@ -271,7 +285,8 @@ func (s *Store) handOver(ctx context.Context, now time.Time, d declarations) (ha
 func (s *Store) retireOrphans(ctx context.Context, orphans []string, now time.Time) ([]string, error) {
 	calls := make([]scriptCall, len(orphans))
 	for i, id := range orphans {
-		calls[i] = scriptCall{keys: []string{s.keys.sched(id), s.keys.schedules(), s.keys.changed()}, args: []any{id, now.UnixMilli(), now.UnixMilli()}}
+		pk := s.keys.of(id)
+		calls[i] = scriptCall{keys: []string{s.keys.sched(id), pk.schedules, pk.changed}, args: []any{id, now.UnixMilli(), now.UnixMilli()}}
 	}
 	cmds, err := s.evalPipelined(ctx, retireScript, calls, nil)
 	if err != nil {
@@ -292,7 +307,8 @@ func (s *Store) retireOrphans(ctx context.Context, orphans []string, now time.Ti
 func (s *Store) deleteGone(ctx context.Context, gone []string, cutoff int64) ([]string, bool, error) {
 	calls := make([]scriptCall, len(gone))
 	for i, id := range gone {
-		calls[i] = scriptCall{keys: []string{s.keys.sched(id), s.keys.schedules(), s.keys.history(id), s.keys.changed()},
+		pk := s.keys.of(id)
+		calls[i] = scriptCall{keys: []string{s.keys.sched(id), pk.schedules, s.keys.history(id), pk.changed},
 			args: []any{id, strconv.FormatInt(cutoff, 10)}}
 	}
 	cmds, err := s.evalPipelined(ctx, deleteScript, calls, nil)

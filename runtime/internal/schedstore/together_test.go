@@ -111,7 +111,7 @@ func (n *node) fire(ctx context.Context, now time.Time, batch []firing.Due) {
 	}
 	for _, d := range batch {
 		err := leader.CheckFence(minimalFireScript.Run(wctx, n.rdb,
-			leader.FenceKeys("", "{chronos}:test-fired", n.store.SchedKey(d.ID)),
+			leader.FenceKeys(leader.KeysFor(""), "{chronos}:test-fired", n.store.SchedKey(d.ID)),
 			leader.FenceArgs(term, d.At.UnixMilli(), d.Next.UnixMilli(), term.Epoch)...).Err())
 		if errors.Is(err, leader.ErrFenced) || wctx.Err() != nil {
 			return // the term is over; the next leader starts from the store
