@@ -65,9 +65,13 @@ func (e *schedEnv) startRunner() *ranTriggers {
 // queue's delayed set.
 func (e *schedEnv) delayedTriggers() []time.Time {
 	e.t.Helper()
-	ms, err := e.rdb.ZRange(context.Background(), rdb.NewKeys("").Delayed(DefaultQueue), 0, -1).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		e.t.Fatal(err)
+	var ms []string
+	for _, k := range queueKeys(e.t, e.rdb) {
+		part, err := e.rdb.ZRange(context.Background(), k.Delayed(DefaultQueue), 0, -1).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			e.t.Fatal(err)
+		}
+		ms = append(ms, part...)
 	}
 	var out []time.Time
 	for _, raw := range ms {

@@ -22,7 +22,7 @@ import (
 // listings merged by time.
 type Inspector struct {
 	ns    string
-	queue *rdb.Namespace  // the task queue's storage, in the layout read at the first call
+	queue *rdb.Namespace // the task queue's storage, in the layout read at the first call
 	sched *schedRegistry // the scheduler's registry, in the namespace's layout
 }
 

@@ -105,7 +105,6 @@ func benchLeader(b *testing.B, n int, window time.Duration) {
 	c := srv.NewClient(func(o *redis.Options) { o.PoolSize = 8 })
 	c.AddHook(hook)
 	ctx := context.Background()
-	keys := rdb.NewKeys("")
 
 	if err := NewInspector(srv.Client()).PauseQueue(ctx, DefaultQueue); err != nil {
 		b.Fatal(err)
@@ -171,8 +170,17 @@ func benchLeader(b *testing.B, n int, window time.Duration) {
 	// The window's last triggers reach the stream at their time; wait for
 	// the forwarder, and count any it did not move with their wait so far.
 	before := strconv.FormatInt(end.UnixMilli()-1, 10)
+	parts := queueKeys(b, srv.Client())
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if left, err := srv.Client().ZCount(ctx, keys.Delayed(DefaultQueue), "-inf", before).Result(); err != nil || left == 0 {
+		var left int64
+		for _, k := range parts {
+			n, err := srv.Client().ZCount(ctx, k.Delayed(DefaultQueue), "-inf", before).Result()
+			if err != nil {
+				b.Fatal(err)
+			}
+			left += n
+		}
+		if left == 0 {
 			break
 		}
 	}
@@ -181,34 +189,38 @@ func benchLeader(b *testing.B, n int, window time.Duration) {
 		return m.TriggerTime != 0 && !at.Before(start) && at.Before(end)
 	}
 	var lags []time.Duration
-	delayed, err := srv.Client().ZRangeByScore(ctx, keys.Delayed(DefaultQueue), &redis.ZRangeBy{Min: "-inf", Max: before}).Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, d := range delayed {
-		if msg, err := rdb.Decode([]byte(d)); err == nil && inWindow(msg) {
-			lags = append(lags, time.Since(time.UnixMilli(msg.TriggerTime)))
+	for _, k := range parts {
+		delayed, err := srv.Client().ZRangeByScore(ctx, k.Delayed(DefaultQueue), &redis.ZRangeBy{Min: "-inf", Max: before}).Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, d := range delayed {
+			if msg, err := rdb.Decode([]byte(d)); err == nil && inWindow(msg) {
+				lags = append(lags, time.Since(time.UnixMilli(msg.TriggerTime)))
+			}
 		}
 	}
 	unforwarded := len(lags)
-	xs, err := srv.Client().XRange(ctx, keys.Stream(DefaultQueue), "-", "+").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, x := range xs {
-		msg, err := rdb.Decode([]byte(x.Values["m"].(string)))
+	for _, k := range parts {
+		xs, err := srv.Client().XRange(ctx, k.Stream(DefaultQueue), "-", "+").Result()
 		if err != nil {
 			b.Fatal(err)
 		}
-		if !inWindow(msg) {
-			continue
+		for _, x := range xs {
+			msg, err := rdb.Decode([]byte(x.Values["m"].(string)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !inWindow(msg) {
+				continue
+			}
+			ms, _, _ := strings.Cut(x.ID, "-")
+			at, err := strconv.ParseInt(ms, 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			lags = append(lags, time.Duration(at-msg.TriggerTime)*time.Millisecond)
 		}
-		ms, _, _ := strings.Cut(x.ID, "-")
-		at, err := strconv.ParseInt(ms, 10, 64)
-		if err != nil {
-			b.Fatal(err)
-		}
-		lags = append(lags, time.Duration(at-msg.TriggerTime)*time.Millisecond)
 	}
 	fires := len(lags)
 	if fires == 0 {
