@@ -19,6 +19,11 @@ import (
 // tag's (docs/scheduler.md, "Layout 1").
 func testLayoutOne() bool { return os.Getenv("CHRONOS_TEST_LAYOUT") == "1" }
 
+// LayoutOneUnderTest reports whether the tests run in layout 1
+// (CHRONOS_TEST_LAYOUT=1), for the package's external tests of what only
+// partitions do.
+func LayoutOneUnderTest() bool { return testLayoutOne() }
+
 // MarkTestLayout marks namespace ns on c as one of an earlier version, with
 // the leader epoch counter those versions write, when the tests run in
 // layout 1 (CHRONOS_TEST_LAYOUT=1); otherwise it does nothing. Call it on
