@@ -1,0 +1,548 @@
+package chronos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/chronos-go/chronos/internal/redistest"
+	"github.com/chronos-go/chronos/runtime/internal/keyspace"
+	"github.com/chronos-go/chronos/runtime/internal/leader"
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
+	"github.com/chronos-go/chronos/runtime/internal/schedstore"
+)
+
+// This file tests chronos migrate (Inspector.Migrate): a namespace of the
+// single-tag layout 1 is filled by this version forced into layout 1 (its
+// epoch counter set first, as earlier versions leave it), migrated, and
+// every item checked in the partition the layout says.
+
+// oldEpoch is the epoch counter the layout-1 namespaces of these tests
+// start from.
+const oldEpoch = 41
+
+// markLayoutOne makes namespace ns one of a version before partitions.
+func markLayoutOne(t testing.TB, c redis.UniversalClient, ns string) {
+	t.Helper()
+	if err := c.Set(context.Background(), leader.KeysFor(ns).Epoch, oldEpoch, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// layoutOneFixture is what fillLayoutOne put in a namespace.
+type layoutOneFixture struct {
+	ns        string
+	schedules []string
+	request   string // a pending request of schedule "yearly"
+}
+
+// fillLayoutOne fills namespace ns of c, in layout 1, with what earlier
+// versions leave: schedules with trigger state, pauses (of a schedule and
+// of a group's job), history and dedup keys; a pending operator request;
+// an overlap marker with a queued run and a buffered firing (its schedule
+// ID holds a colon); ready tasks, one with a user dedup key; a task pending
+// with a consumer that crashed; delayed tasks; a dead letter; run records;
+// a paused queue. Nothing is live when it returns, except the crashed
+// consumer, for liveWithin.
+func fillLayoutOne(t *testing.T, c redis.UniversalClient, ns string) layoutOneFixture {
+	t.Helper()
+	ctx := context.Background()
+	markLayoutOne(t, c, ns)
+	f := layoutOneFixture{ns: ns, schedules: []string{"every-second", "reports:daily", "nightly", "yearly"}}
+	s := NewScheduler(c, SchedulerConfig{Namespace: ns, InstanceID: "old-1", Version: "v1.0.0", LeaderTTL: time.Second,
+		FireAhead: -1, Logger: quietTestLogger()})
+	_ = RegisterInterval(s, time.Second, tick{N: 1}, WithScheduleID("every-second"))
+	_ = RegisterCron(s, "* * * * * ?", tick{N: 2}, WithScheduleID("reports:daily"), WithOverlap(OverlapBufferOne), WithQueue("slow"))
+	g := NewGroup(s, "nightly", CronTrigger("* * * * * ?"))
+	_ = AddJob(g, "a", tick{N: 3})
+	if err := AddJob(g, "b", tick{N: 4}, WithQueue("b")); err != nil {
+		t.Fatal(err)
+	}
+	_ = RegisterCron(s, "0 0 0 1 1 ?", tick{N: 5}, WithScheduleID("yearly"))
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !s.store.Layout().IsSingle() {
+		t.Fatalf("the fixture's scheduler took namespace %q for %v", ns, s.store.Layout())
+	}
+	insp := NewInspector(c, WithNamespace(ns))
+	waitUntil(t, "a firing buffered behind a queued run", func() bool {
+		h, _ := insp.ScheduleHistory(ctx, "reports:daily", 0)
+		return len(h) >= 3
+	})
+	if err := insp.PauseSchedule(ctx, "yearly", PauseOptions{Note: "until the migration", Who: "ops"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := insp.PauseSchedule(ctx, "nightly", PauseOptions{Job: "b", Who: "ops"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if f.request, err = insp.TriggerSchedule(ctx, "yearly", "ops"); err != nil { // no leader: it stays pending
+		t.Fatal(err)
+	}
+
+	cl := NewClient(c, WithNamespace(ns))
+	for _, e := range []struct {
+		args TaskArgs
+		opts []EnqueueOption
+	}{
+		{tick{N: 10}, nil},
+		{tick{N: 11}, []EnqueueOption{WithDedupKey("email:42", time.Hour)}},
+		{tick{N: 12}, []EnqueueOption{WithProcessIn(time.Hour)}},
+		{tick{N: 13}, []EnqueueOption{WithProcessIn(2 * time.Hour), WithQueue("b")}},
+		{tick{N: 14}, []EnqueueOption{WithQueue("paused-q")}},
+		{tick{N: 15}, []EnqueueOption{WithQueue("crashed")}},
+		{tick{N: 16}, []EnqueueOption{WithQueue("crashed")}},
+	} {
+		if _, err := cl.Enqueue(ctx, e.args, e.opts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := insp.PauseQueue(ctx, "paused-q"); err != nil {
+		t.Fatal(err)
+	}
+	// A server runs three tasks of queue "work", one of which dies.
+	var wg sync.WaitGroup
+	wg.Add(3)
+	mux := NewMux()
+	AddHandler(mux, func(_ context.Context, task *Task[tick]) error {
+		defer wg.Done()
+		if task.Args.N == 22 {
+			return fmt.Errorf("%w: n is 22", ErrSkipRetry)
+		}
+		return nil
+	})
+	srv := NewServer(c, ServerConfig{Namespace: ns, Queues: map[string]int{"work": 1}, SuccessRunInterval: -1, Logger: quietTestLogger()})
+	if err := srv.Start(ctx, mux); err != nil {
+		t.Fatal(err)
+	}
+	for n := 20; n < 23; n++ {
+		if _, err := cl.Enqueue(ctx, tick{N: n}, WithQueue("work")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	waitUntil(t, "the dead letter", func() bool { n, _ := insp.CountDead(ctx); return n == 1 })
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A server that crashed holding one task of queue "crashed".
+	k := rdb.NewKeys(ns)
+	if err := c.XGroupCreate(ctx, k.Stream("crashed"), rdb.Group, "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: rdb.Group, Consumer: "crashed-host:1:ab", Streams: []string{k.Stream("crashed"), ">"}, Count: 1}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// content is what one key holds, by type, for comparisons.
+type content struct {
+	Type    string
+	Str     string
+	TTL     bool
+	Hash    map[string]string
+	List    []string
+	Set     []string
+	ZSet    map[string]float64
+	Entries map[string]map[string]any // stream: entry ID → fields
+	Groups  int                       // stream: consumer groups
+}
+
+// snapshot reads every key matching pattern, on every master of a cluster.
+func snapshot(t *testing.T, c redis.UniversalClient, pattern string) map[string]content {
+	t.Helper()
+	ctx := context.Background()
+	var nodes []redis.Cmdable
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		var mu sync.Mutex
+		_ = cc.ForEachMaster(ctx, func(_ context.Context, m *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			nodes = append(nodes, m)
+			return nil
+		})
+	} else {
+		nodes = []redis.Cmdable{c}
+	}
+	out := map[string]content{}
+	for _, n := range nodes {
+		keys, err := scanAll(ctx, n, pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			out[k] = read(t, n, k)
+		}
+	}
+	return out
+}
+
+func scanAll(ctx context.Context, n redis.Cmdable, pattern string) ([]string, error) {
+	var out []string
+	var cursor uint64
+	for {
+		ks, next, err := n.Scan(ctx, cursor, pattern, 1000).Result()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ks...)
+		if cursor = next; cursor == 0 {
+			return out, nil
+		}
+	}
+}
+
+func read(t *testing.T, n redis.Cmdable, k string) content {
+	t.Helper()
+	ctx := context.Background()
+	var c content
+	c.Type = n.Type(ctx, k).Val()
+	c.TTL = n.PTTL(ctx, k).Val() > 0
+	switch c.Type {
+	case "string":
+		c.Str = n.Get(ctx, k).Val()
+	case "hash":
+		c.Hash = n.HGetAll(ctx, k).Val()
+	case "list":
+		c.List = n.LRange(ctx, k, 0, -1).Val()
+	case "set":
+		c.Set = n.SMembers(ctx, k).Val()
+		slices.Sort(c.Set)
+	case "zset":
+		c.ZSet = map[string]float64{}
+		for _, z := range n.ZRangeWithScores(ctx, k, 0, -1).Val() {
+			c.ZSet[z.Member.(string)] = z.Score
+		}
+	case "stream":
+		c.Entries = map[string]map[string]any{}
+		for _, x := range n.XRange(ctx, k, "-", "+").Val() {
+			c.Entries[x.ID] = x.Values
+		}
+		c.Groups = len(n.XInfoGroups(ctx, k).Val())
+	}
+	return c
+}
+
+// namespaceKeys reads every key of namespace ns: its control (layout-1)
+// tag's and its partitions'.
+func namespaceKeys(t *testing.T, c redis.UniversalClient, ns string) map[string]content {
+	t.Helper()
+	all := snapshot(t, c, rdb.NewKeys(ns).AllPattern())
+	l, err := keyspace.Partitioned(ns, keyspace.DefaultPartitions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range l.Partitions() {
+		maps.Copy(all, snapshot(t, c, rdb.KeysAt(l.Partition(p)).AllPattern()))
+	}
+	return all
+}
+
+// partOfTestTask is the partition the documented rule files a task under.
+func partOfTestTask(l keyspace.Layout, m *rdb.Message) int {
+	switch {
+	case m.ScheduleID != "":
+		return l.ForSchedule(m.ScheduleID)
+	case m.DedupKey != "":
+		return l.ForDedup(m.DedupKey)
+	}
+	return l.ForSchedule(m.ID)
+}
+
+// checkMigrated checks that every item of the layout-1 keys before (a
+// snapshot of the namespace's tag) is in the partition l says, once, with
+// nothing else; after is a snapshot of the whole namespace.
+func checkMigrated(t *testing.T, ns string, l keyspace.Layout, before, after map[string]content) {
+	t.Helper()
+	old := rdb.NewKeys(ns)
+	oldReg := schedstore.RegistryKeysAt(keyspace.Prefix(ns))
+	oldLease := leader.KeysFor(ns)
+	parts := make([]rdb.Keys, l.Partitions())
+	regs := make([]schedstore.RegistryKeys, l.Partitions())
+	for p := range parts {
+		parts[p], regs[p] = rdb.KeysAt(l.Partition(p)), schedstore.RegistryKeysAt(l.Partition(p))
+	}
+	seen := map[string]bool{} // keys of after accounted for
+	expect := func(key string, want content, what string) {
+		t.Helper()
+		seen[key] = true
+		got, ok := after[key]
+		if !ok {
+			t.Errorf("%s: %s missing after the migration", what, key)
+			return
+		}
+		want.Groups, got.Groups = 0, 0
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %s holds\n%+v\nwant\n%+v", what, key, got, want)
+		}
+	}
+	marker := content{Type: "string", Str: rdb.MigratedMarker}
+	unionZ := map[string]map[string]float64{} // index name (partition 0's key) → union over partitions
+	for key, c := range before {
+		switch {
+		case key == keyspace.Meta(ns), schedstore.IsControl(ns, key):
+			expect(key, c, "control key")
+		case key == oldLease.Epoch:
+			for p := range parts {
+				expect(leader.KeysAt(l.Partition(p)).Epoch, c, "epoch")
+			}
+		case key == oldLease.Lock, key == oldLease.Since:
+		case key == oldReg.Version:
+			for p := range parts {
+				expect(regs[p].Version, c, "change counter")
+			}
+		case key == oldReg.Schedules, key == oldReg.Changed, key == oldReg.Requests, key == old.DeadIndex():
+			for m, sc := range c.ZSet {
+				var p int
+				var to string
+				switch key {
+				case oldReg.Schedules:
+					p, to = l.ForSchedule(m), regs[l.ForSchedule(m)].Schedules
+				case oldReg.Changed:
+					p, to = l.ForSchedule(m), regs[l.ForSchedule(m)].Changed
+				case oldReg.Requests:
+					var r schedstore.Request
+					_ = json.Unmarshal([]byte(before[oldReg.RequestData].Hash[m]), &r)
+					p, to = l.ForSchedule(r.Schedule), regs[l.ForSchedule(r.Schedule)].Requests
+				default:
+					msg, _ := rdb.DecodeString(before[old.Dead()].Hash[m])
+					p = partOfTestTask(l, msg)
+					to = parts[p].DeadIndex()
+				}
+				seen[to] = true
+				if got, ok := after[to].ZSet[m]; !ok || got != sc {
+					t.Errorf("%s of %s: %q not in partition %d's %s (score %v, want %v)", key, ns, m, p, to, got, sc)
+				}
+				if unionZ[key] == nil {
+					unionZ[key] = map[string]float64{}
+				}
+				unionZ[key][m] = sc
+			}
+		case key == oldReg.RequestData, key == old.Dead():
+			for id, v := range c.Hash {
+				var to string
+				if key == old.Dead() {
+					msg, _ := rdb.DecodeString(v)
+					to = parts[partOfTestTask(l, msg)].Dead()
+				} else {
+					var r schedstore.Request
+					_ = json.Unmarshal([]byte(v), &r)
+					to = regs[l.ForSchedule(r.Schedule)].RequestData
+				}
+				seen[to] = true
+				if after[to].Hash[id] != v {
+					t.Errorf("%s: %s not moved to %s", key, id, to)
+				}
+			}
+		case key == old.Paused():
+			for p := range parts {
+				expect(parts[p].Paused(), c, "paused queues")
+			}
+		default:
+			if id, ok := oldReg.SchedOf(key); ok {
+				expect(regs[l.ForSchedule(id)].Sched(id), c, "schedule")
+			} else if id, ok := oldReg.HistoryOf(key); ok {
+				expect(regs[l.ForSchedule(id)].History(id), c, "history")
+			} else if dk, ok := old.DedupKeyOf(key); ok {
+				expect(parts[l.ForDedup(dk)].Dedup(dk), c, "dedup key")
+			} else if mk, ok := old.OverlapActiveMarker(key); ok {
+				expect(parts[l.ForSchedule("reports:daily")].OverlapActive(mk), c, "overlap marker")
+			} else if mk, ok := old.OverlapBufferMarker(key); ok {
+				expect(parts[l.ForSchedule("reports:daily")].OverlapBuffer(mk), c, "overlap buffer")
+			} else if mk, ok := old.OverlapWhereMarker(key); ok {
+				k := parts[l.ForSchedule("reports:daily")]
+				seen[k.OverlapWhere(mk)] = true
+				for id := range c.Hash {
+					w := after[k.OverlapWhere(mk)].Hash[id]
+					var entry, stream string
+					if _, err := fmt.Sscanf(w, "s %s %s", &entry, &stream); err != nil {
+						t.Errorf("overlap record of %s: %q", id, w)
+						continue
+					}
+					x, ok := after[stream].Entries[entry]
+					msg, _ := rdb.DecodeString(fmt.Sprint(x["m"]))
+					if !ok || msg == nil || msg.ID != id {
+						t.Errorf("overlap record of %s says %q, where it is not", id, w)
+					}
+				}
+			} else if q, ok := old.StreamQueue(key); ok {
+				expect(key, marker, "marker of a queue's stream")
+				got := map[string]int{}
+				for p, k := range parts {
+					seen[k.Stream(q)] = true
+					for _, x := range after[k.Stream(q)].Entries {
+						raw := fmt.Sprint(x["m"])
+						got[raw]++
+						if msg, _ := rdb.DecodeString(raw); msg == nil || partOfTestTask(l, msg) != p {
+							t.Errorf("queue %s: task %s in partition %d", q, raw, p)
+						}
+					}
+				}
+				want := map[string]int{}
+				for _, x := range c.Entries {
+					want[fmt.Sprint(x["m"])]++
+				}
+				if !maps.Equal(got, want) {
+					t.Errorf("queue %s: tasks after the migration %v, want %v", q, got, want)
+				}
+			} else if q, ok := old.DelayedQueue(key); ok {
+				expect(key, marker, "marker of a queue's delayed set")
+				got := map[string]float64{}
+				for p, k := range parts {
+					seen[k.Delayed(q)] = true
+					for m, sc := range after[k.Delayed(q)].ZSet {
+						got[m] = sc
+						if msg, _ := rdb.DecodeString(m); msg == nil || partOfTestTask(l, msg) != p {
+							t.Errorf("delayed queue %s: task %s in partition %d", q, m, p)
+						}
+					}
+				}
+				if !maps.Equal(got, c.ZSet) {
+					t.Errorf("delayed queue %s: %v, want %v", q, got, c.ZSet)
+				}
+			} else if kind, ok := old.RunsKind(key); ok {
+				got := map[string]map[string]any{}
+				for _, k := range parts {
+					seen[k.Runs(kind)] = true
+					maps.Copy(got, after[k.Runs(kind)].Entries)
+				}
+				if !reflect.DeepEqual(got, c.Entries) {
+					t.Errorf("run records of %s: %v, want %v", kind, got, c.Entries)
+				}
+			} else {
+				t.Errorf("the fixture holds %s, which the test does not know", key)
+			}
+		}
+	}
+	for key, c := range after {
+		if seen[key] {
+			continue
+		}
+		// What the migration adds: the meta key; the markers of queues
+		// that had only a delayed set or only a stream.
+		switch {
+		case key == keyspace.Meta(ns):
+			if c.Hash["layout"] != "2" || c.Hash["partitions"] != fmt.Sprint(l.Partitions()) {
+				t.Errorf("meta key after the migration: %v", c.Hash)
+			}
+		case reflect.DeepEqual(c, marker):
+		default:
+			t.Errorf("after the migration %s holds %+v, which was not there before", key, c)
+		}
+	}
+}
+
+// TestMigrateMovesEverythingAndCanBeRunTwice fills a layout-1 namespace
+// with every kind of item, migrates it to 12 partitions, finds each item
+// in the partition the layout says and nothing else, sees the Inspector
+// show the same, and runs the migration again: it moves nothing and
+// changes nothing.
+func TestMigrateMovesEverythingAndCanBeRunTwice(t *testing.T) {
+	redistest.Parallel(t)
+	srv := redistest.Start(t)
+	testMigrateMovesEverything(t, srv.Client())
+}
+
+func testMigrateMovesEverything(t *testing.T, c redis.UniversalClient) {
+	ctx := context.Background()
+	const ns = "legacy"
+	fillLayoutOne(t, c, ns)
+	insp := NewInspector(c, WithNamespace(ns))
+	views := func() string {
+		t.Helper()
+		var b strings.Builder
+		scs, err := insp.Schedules(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range scs {
+			s.Partition = 0 // the layout's
+			h, _ := insp.ScheduleHistory(ctx, s.ID, 0)
+			js, _ := json.Marshal(struct {
+				*ScheduleInfo
+				H []*FiringRecord
+			}{s, h})
+			b.Write(js)
+		}
+		reqs, _ := insp.Requests(ctx)
+		dead, _ := insp.ListDead(ctx, ListOptions{})
+		qs, _ := insp.Queues(ctx)
+		var infos []*QueueInfo
+		for _, q := range qs {
+			qi, _ := insp.QueueInfo(ctx, q)
+			// A task pending with a crashed server is ready once moved.
+			qi.Ready, qi.Running, qi.OldestRunningSince = qi.Ready+qi.Running, 0, time.Time{}
+			infos = append(infos, qi)
+		}
+		runs, _ := insp.ListRuns(ctx, "tick", 100)
+		js, _ := json.Marshal([]any{reqs, dead, infos, runs})
+		b.Write(js)
+		return b.String()
+	}
+	viewBefore := views()
+	before := snapshot(t, c, rdb.NewKeys(ns).AllPattern())
+
+	if _, err := insp.Migrate(ctx, MigrateOptions{}); !errors.Is(err, ErrNamespaceInUse) || !strings.Contains(err.Error(), "crashed-host:1:ab") {
+		t.Fatalf("migrate with a consumer that read a task now: %v, want ErrNamespaceInUse naming it", err)
+	}
+	dry, err := insp.Migrate(ctx, MigrateOptions{DryRun: true, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := snapshot(t, c, rdb.NewKeys(ns).AllPattern()); !reflect.DeepEqual(after, before) {
+		t.Fatal("a dry run changed the namespace")
+	}
+	t.Logf("dry run: %v", dry.Moved)
+
+	start := time.Now()
+	rep, err := insp.Migrate(ctx, MigrateOptions{LiveWithin: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("migrated in %v: %+v", time.Since(start), rep)
+	if rep.Found != "layout 1" || rep.Partitions != 12 || len(rep.Left) != 0 {
+		t.Errorf("report %+v", rep)
+	}
+	for _, kind := range MigrateKinds {
+		if rep.Moved[kind] != dry.Moved[kind] {
+			t.Errorf("%s: moved %d, the dry run said %d", kind, rep.Moved[kind], dry.Moved[kind])
+		}
+	}
+	for _, kind := range MigrateKinds {
+		if rep.Moved[kind] == 0 {
+			t.Errorf("the fixture has no %s", kind)
+		}
+	}
+	l, _ := keyspace.Partitioned(ns, 12)
+	after := namespaceKeys(t, c, ns)
+	checkMigrated(t, ns, l, before, after)
+	if got := views(); got != viewBefore {
+		t.Errorf("the Inspector shows after the migration\n%s\nbefore\n%s", got, viewBefore)
+	}
+
+	again, err := insp.Migrate(ctx, MigrateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Found != "partitioned" || len(again.Moved) != 0 || len(again.Queues) != 0 {
+		t.Errorf("second run: %+v, want nothing moved", again)
+	}
+	if now := namespaceKeys(t, c, ns); !reflect.DeepEqual(now, after) {
+		t.Error("the second run changed the namespace")
+	}
+}
