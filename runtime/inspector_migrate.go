@@ -119,13 +119,20 @@ type MigrateReport struct {
 // before it starts: earlier versions cannot read a migrated namespace. See
 // docs/scheduler.md, "Migrating a layout-1 namespace".
 func (i *Inspector) Migrate(ctx context.Context, o MigrateOptions) (*MigrateReport, error) {
-	return i.migrate(ctx, o, nil)
+	return i.migrate(ctx, o, migrateHooks{})
 }
 
-// migrate is Migrate with a hook after every write (tests interrupt it).
-func (i *Inspector) migrate(ctx context.Context, o MigrateOptions, step func(string) error) (*MigrateReport, error) {
+// migrateHooks are what tests change in Migrate: a hook after every write
+// (to interrupt it) and the items per round trip.
+type migrateHooks struct {
+	step  func(string) error
+	batch int
+}
+
+func (i *Inspector) migrate(ctx context.Context, o MigrateOptions, h migrateHooks) (*MigrateReport, error) {
 	rep, err := migrate.Run(ctx, i.sched.client, migrate.Options{
-		Namespace: i.ns, Partitions: o.Partitions, Force: o.Force, DryRun: o.DryRun, LiveWithin: o.LiveWithin, Step: step,
+		Namespace: i.ns, Partitions: o.Partitions, Force: o.Force, DryRun: o.DryRun, LiveWithin: o.LiveWithin,
+		Step: h.step, Batch: h.batch,
 	})
 	if !o.DryRun {
 		// Whatever happened, the layout this Inspector read may be gone.

@@ -458,6 +458,32 @@ func TestMigrateMovesEverythingAndCanBeRunTwice(t *testing.T) {
 	testMigrateMovesEverything(t, srv.Client())
 }
 
+// On a three-master cluster, where layout 1 is one slot and the
+// partitions are spread over every master, so that no script can span
+// the two.
+func TestMigrateMovesEverythingAndCanBeRunTwiceOnACluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-master cluster")
+	}
+	redistest.Parallel(t)
+	cl := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3})
+	testMigrateMovesEverything(t, cl.Client())
+	l, _ := keyspace.Partitioned("legacy", 12)
+	perMaster := map[string]int{}
+	for _, m := range cl.Masters() {
+		for p := range l.Partitions() {
+			n, _ := scanAll(context.Background(), m.Client(), rdb.KeysAt(l.Partition(p)).AllPattern())
+			perMaster[m.Addr()] += len(n)
+		}
+	}
+	t.Logf("partition keys per master after the migration: %v", perMaster)
+	for addr, n := range perMaster {
+		if n == 0 {
+			t.Errorf("master %s holds no partition key", addr)
+		}
+	}
+}
+
 func testMigrateMovesEverything(t *testing.T, c redis.UniversalClient) {
 	ctx := context.Background()
 	const ns = "legacy"
@@ -544,5 +570,439 @@ func testMigrateMovesEverything(t *testing.T, c redis.UniversalClient) {
 	}
 	if now := namespaceKeys(t, c, ns); !reflect.DeepEqual(now, after) {
 		t.Error("the second run changed the namespace")
+	}
+}
+
+// dumpedKey is a key as DUMP gives it, for putting a fixture back.
+type dumpedKey struct {
+	key, val string
+	ttl      time.Duration
+}
+
+func dumpKeys(t *testing.T, c redis.UniversalClient, keys []string) []dumpedKey {
+	t.Helper()
+	ctx := context.Background()
+	out := make([]dumpedKey, len(keys))
+	for i, k := range keys {
+		v, err := c.Dump(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = dumpedKey{k, v, max(c.PTTL(ctx, k).Val(), 0)}
+	}
+	return out
+}
+
+// resetTo deletes every key of namespace ns and restores ds.
+func resetTo(t *testing.T, c redis.UniversalClient, ns string, ds []dumpedKey) {
+	t.Helper()
+	ctx := context.Background()
+	for k := range namespaceKeys(t, c, ns) {
+		if err := c.Del(ctx, k).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range ds {
+		if err := c.RestoreReplace(ctx, d.key, d.ttl, d.val).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var errInterrupted = errors.New("interrupted by the test")
+
+// A migration interrupted after any of its writes (between a copy into
+// the partitions and the delete from layout 1, between two partitions,
+// between two kinds) and run again ends as one that ran through: every
+// item in its partition, none twice. While it is interrupted, no process of
+// this version starts on the namespace.
+func TestAnInterruptedMigrationIsFinishedByTheNextRun(t *testing.T) {
+	redistest.Parallel(t)
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	const ns = "legacy"
+	fillLayoutOne(t, c, ns)
+	before := snapshot(t, c, rdb.NewKeys(ns).AllPattern())
+	fixture := dumpKeys(t, c, sortedKeys(before))
+	l, _ := keyspace.Partitioned(ns, 12)
+
+	// A run through, counting its steps, with batches of two so that
+	// every kind takes several round trips.
+	insp := NewInspector(c, WithNamespace(ns))
+	var steps []string
+	if _, err := insp.migrate(ctx, MigrateOptions{LiveWithin: time.Millisecond}, migrateHooks{batch: 2, step: func(s string) error {
+		steps = append(steps, s)
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	want := namespaceKeys(t, c, ns)
+	t.Logf("%d steps: %v", len(steps), steps)
+	refused := false
+	for k := range steps {
+		resetTo(t, c, ns, fixture)
+		n := 0
+		_, err := insp.migrate(ctx, MigrateOptions{LiveWithin: time.Millisecond}, migrateHooks{batch: 2, step: func(string) error {
+			if n++; n > k {
+				return errInterrupted
+			}
+			return nil
+		}})
+		if !errors.Is(err, errInterrupted) {
+			t.Fatalf("interrupted after step %d: %v", k, err)
+		}
+		if meta, _ := keyspace.ReadMeta(ctx, c, ns); meta.Layout == keyspace.Migrating && !refused {
+			refused = true
+			s := NewScheduler(c, SchedulerConfig{Namespace: ns, Logger: quietTestLogger()})
+			if err := s.Start(ctx); !errors.Is(err, ErrNamespaceMigrating) {
+				t.Errorf("a scheduler started on a namespace being migrated: %v, want ErrNamespaceMigrating", err)
+				_ = s.Shutdown(ctx)
+			}
+			if _, err := NewClient(c, WithNamespace(ns)).Enqueue(ctx, tick{}); !errors.Is(err, ErrNamespaceMigrating) {
+				t.Errorf("a client enqueued into a namespace being migrated: %v, want ErrNamespaceMigrating", err)
+			}
+		}
+		if _, err := insp.migrate(ctx, MigrateOptions{LiveWithin: time.Millisecond}, migrateHooks{batch: 2}); err != nil {
+			t.Fatalf("the run after an interruption at step %d (%s): %v", k, steps[k], err)
+		}
+		got := namespaceKeys(t, c, ns)
+		checkMigrated(t, ns, l, before, got)
+		if !sameTasks(got, want) {
+			t.Errorf("interrupted after step %d (%s, then %s): the tasks differ from a run through", k, steps[max(k-1, 0)], steps[k])
+		}
+		if t.Failed() {
+			t.Fatalf("interrupted after step %d (%s)", k, steps[k])
+		}
+	}
+	if !refused {
+		t.Error("no interruption left the namespace migrating")
+	}
+}
+
+// sameTasks reports whether a and b, two migrated namespaces, hold the
+// same keys with the same content, stream entry IDs aside (they are new
+// in each run).
+func sameTasks(a, b map[string]content) bool {
+	norm := func(m map[string]content) map[string]any {
+		out := map[string]any{}
+		for k, c := range m {
+			if c.Type == "stream" {
+				var ms []string
+				for _, x := range c.Entries {
+					ms = append(ms, fmt.Sprint(x))
+				}
+				slices.Sort(ms)
+				out[k] = ms
+				continue
+			}
+			if c.Type == "hash" {
+				// Overlap records name entry IDs; the meta key its time.
+				h := maps.Clone(c.Hash)
+				for f, v := range h {
+					if strings.HasPrefix(v, "s ") {
+						h[f] = "s"
+					}
+				}
+				delete(h, "created")
+				c.Hash = h
+			}
+			out[k] = c
+		}
+		return out
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := slices.Collect(maps.Keys(m))
+	slices.Sort(out)
+	return out
+}
+
+// Migrate refuses while a scheduler instance of the namespace is live or a
+// server read a task recently, naming them, and goes on once they shut
+// down. A crashed instance, whose heartbeat has not expired yet, stops it
+// too, until Force, which the report then lists.
+func TestMigrateRefusesWhileASchedulerOrServerIsLive(t *testing.T) {
+	redistest.Parallel(t)
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	const ns = "busy"
+	markLayoutOne(t, c, ns)
+	s := NewScheduler(c, SchedulerConfig{Namespace: ns, InstanceID: "sched-a", LeaderTTL: time.Second, Logger: quietTestLogger()})
+	_ = RegisterInterval(s, time.Hour, tick{}, WithScheduleID("hourly"))
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(ctx)
+	ran := make(chan struct{}, 1)
+	mux := NewMux()
+	AddHandler(mux, func(context.Context, *Task[tick]) error { ran <- struct{}{}; return nil })
+	server := NewServer(c, ServerConfig{Namespace: ns, Logger: quietTestLogger()})
+	if err := server.Start(ctx, mux); err != nil {
+		t.Fatal(err)
+	}
+	defer server.Shutdown(ctx)
+	if _, err := NewClient(c, WithNamespace(ns)).Enqueue(ctx, tick{}); err != nil {
+		t.Fatal(err)
+	}
+	<-ran
+	waitLeader(t, s)
+
+	insp := NewInspector(c, WithNamespace(ns))
+	_, err := insp.Migrate(ctx, MigrateOptions{})
+	var inUse *NamespaceInUseError
+	if !errors.As(err, &inUse) || !errors.Is(err, ErrNamespaceInUse) {
+		t.Fatalf("migrate with a live scheduler and server: %v, want a NamespaceInUseError", err)
+	}
+	t.Logf("refused: %v", err)
+	if len(inUse.Instances) != 1 || !strings.HasPrefix(inUse.Instances[0], "sched-a") || inUse.Leader != "sched-a" ||
+		len(inUse.Servers) != 1 || !strings.Contains(inUse.Servers[0], "on queue default") {
+		t.Errorf("refusal names %+v; want sched-a, as instance and leader, and the server's consumer", inUse)
+	}
+	if meta, _ := keyspace.ReadMeta(ctx, c, ns); meta.Layout != "" {
+		t.Fatalf("a refused migration wrote the meta key: %+v", meta)
+	}
+
+	// Shut down gracefully: the scheduler deregisters and resigns, the
+	// server leaves its consumer groups.
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := insp.Migrate(ctx, MigrateOptions{DryRun: true}); err != nil {
+		t.Fatalf("dry run once both shut down: %v", err)
+	}
+
+	// A crashed instance: its last heartbeat has 15 s to run.
+	const crashed = "crashed-b"
+	reg := schedstore.New(c, schedstore.Config{Layout: keyspace.Single(ns)})
+	if _, err := reg.Heartbeat(ctx, schedstore.Instance{ID: crashed, Host: "h", PID: 7, Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := insp.Migrate(ctx, MigrateOptions{}); !errors.As(err, &inUse) || len(inUse.Instances) != 1 || inUse.Instances[0] != crashed+" (h, pid 7)" {
+		t.Fatalf("migrate with a crashed instance's heartbeat unexpired: %v, want it named", err)
+	}
+	rep, err := insp.Migrate(ctx, MigrateOptions{Force: true})
+	if err != nil {
+		t.Fatalf("forced: %v", err)
+	}
+	if !slices.Equal(rep.Forced, []string{crashed + " (h, pid 7)"}) || rep.Moved["schedules"] != 1 {
+		t.Errorf("forced migration: %+v", rep)
+	}
+}
+
+// A Client that read layout 1 before the migration keeps enqueueing while
+// it runs: what it adds to layout 1 is moved, and once the layout-1 keys
+// are markers its next enqueue meets WRONGTYPE, reads the layout again and
+// lands in the partitions. Every task it enqueued is in its partition
+// once, with and without a dedup key; nothing stays in layout 1.
+func TestAClientCachingLayoutOneEnqueuesIntoThePartitionsAfterTheMigration(t *testing.T) {
+	redistest.Parallel(t)
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	const ns = "moving"
+	markLayoutOne(t, c, ns)
+	cl := NewClient(c, WithNamespace(ns))
+	var ids []string
+	enqueue := func(opts ...EnqueueOption) {
+		t.Helper()
+		info, err := cl.Enqueue(ctx, tick{N: len(ids)}, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, info.ID)
+	}
+	for range 50 {
+		enqueue()
+	}
+	if cl.ns.Cached() == nil || !cl.ns.Cached().Layout.IsSingle() {
+		t.Fatal("the client did not read layout 1")
+	}
+	// It goes on enqueueing, from one goroutine, while the migration runs.
+	stop := make(chan struct{})
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		during  []string
+		lastErr error
+	)
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var opts []EnqueueOption
+			if i%3 == 0 {
+				opts = append(opts, WithDedupKey(fmt.Sprintf("during-%d", i), time.Hour))
+			}
+			info, err := cl.Enqueue(ctx, tick{N: 1000 + i}, opts...)
+			mu.Lock()
+			if err != nil {
+				lastErr = err
+			} else {
+				during = append(during, info.ID)
+			}
+			mu.Unlock()
+		}
+	})
+	rep, err := NewInspector(c, WithNamespace(ns)).migrate(ctx, MigrateOptions{}, migrateHooks{batch: 5})
+	time.Sleep(20 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lastErr != nil {
+		t.Fatalf("an enqueue during the migration failed: %v", lastErr)
+	}
+	t.Logf("%d tasks enqueued during the migration; report %+v", len(during), rep)
+	if cl.ns.Cached() == nil || cl.ns.Cached().Layout.Partitions() != 12 {
+		t.Fatal("the client did not read the layout again")
+	}
+	enqueue(WithDedupKey("after:1", time.Hour))
+	if info, err := cl.Enqueue(ctx, tick{}, WithDedupKey("after:1", time.Hour)); err != nil || !info.Duplicate {
+		t.Fatalf("the same dedup key again: %+v, %v; want a duplicate", info, err)
+	}
+	ids = append(ids, during...)
+
+	l, _ := keyspace.Partitioned(ns, 12)
+	where := map[string]int{}
+	for p := range l.Partitions() {
+		for _, m := range streamOf(t, c, rdb.KeysAt(l.Partition(p)).Stream(DefaultQueue)) {
+			if _, twice := where[m.ID]; twice {
+				t.Errorf("task %s twice", m.ID)
+			}
+			where[m.ID] = p
+			// A task with a dedup key is in its key's partition, whoever
+			// put it there (others are spread: by their ID if moved,
+			// round-robin if enqueued into the partitions).
+			if m.DedupKey != "" {
+				if want := l.ForDedup(m.DedupKey); want != p {
+					t.Errorf("task %s (dedup %q) in partition %d, want %d", m.ID, m.DedupKey, p, want)
+				}
+				if v := c.Get(ctx, rdb.KeysAt(l.Partition(p)).Dedup(m.DedupKey)).Val(); v != m.ID {
+					t.Errorf("dedup key %s of task %s claims %q in its partition", m.DedupKey, m.ID, v)
+				}
+			}
+		}
+	}
+	for _, id := range ids {
+		if _, ok := where[id]; !ok {
+			t.Errorf("task %s lost", id)
+		}
+	}
+	if len(where) != len(ids) {
+		t.Errorf("%d tasks in the partitions, %d enqueued", len(where), len(ids))
+	}
+	for k, v := range snapshot(t, c, rdb.NewKeys(ns).AllPattern()) {
+		if _, ok := rdb.NewKeys(ns).DedupKeyOf(k); ok || (v.Type != "string" && !schedstore.IsControl(ns, k) && k != keyspace.Meta(ns)) {
+			t.Errorf("left in layout 1: %s (%s)", k, v.Type)
+		}
+	}
+}
+
+// After the migration, a scheduler and a server started fresh in the
+// partitioned layout fire every schedule from the state the layout-1
+// scheduler left, and run the tasks it had fired: each trigger second of
+// each schedule runs once, from before the migration to after it, none
+// missing (the gap is far below the misfire threshold), and every
+// partition's first term has an epoch above layout 1's.
+func TestAfterTheMigrationASchedulerFiresEveryScheduleFromItsMigratedState(t *testing.T) {
+	redistest.Parallel(t)
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	const ns = "fresh"
+	markLayoutOne(t, c, ns)
+	register := func(s *Scheduler) {
+		for i := range 3 {
+			_ = RegisterInterval(s, time.Second, tick{N: i}, WithScheduleID(fmt.Sprintf("every-%d", i)))
+		}
+		_ = RegisterCron(s, "* * * * * ?", tick{N: 9}, WithScheduleID("cron"))
+	}
+	old := NewScheduler(c, SchedulerConfig{Namespace: ns, InstanceID: "old", LeaderTTL: time.Second, Logger: quietTestLogger()})
+	register(old)
+	if err := old.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	if err := old.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := NewInspector(c, WithNamespace(ns)).Migrate(ctx, MigrateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	migrated := time.Now()
+	t.Logf("migrated: %v", rep.Moved)
+
+	var mu sync.Mutex
+	runs := map[string]map[int64]int{} // schedule → trigger second → runs
+	mux := NewMux()
+	AddHandler(mux, func(_ context.Context, task *Task[tick]) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if runs[task.ScheduleID] == nil {
+			runs[task.ScheduleID] = map[int64]int{}
+		}
+		runs[task.ScheduleID][task.TriggerTime.Unix()]++
+		return nil
+	})
+	server := NewServer(c, ServerConfig{Namespace: ns, Logger: quietTestLogger()})
+	if err := server.Start(ctx, mux); err != nil {
+		t.Fatal(err)
+	}
+	defer server.Shutdown(ctx)
+	nw := NewScheduler(c, SchedulerConfig{Namespace: ns, InstanceID: "new", LeaderTTL: time.Second, Logger: quietTestLogger()})
+	register(nw)
+	if err := nw.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if nw.store.Layout().Partitions() != 12 {
+		t.Fatalf("the new scheduler reads %v", nw.store.Layout())
+	}
+	waitLeader(t, nw)
+	leaders, err := NewInspector(c, WithNamespace(ns)).SchedulerLeaders(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range leaders {
+		if l.Epoch <= oldEpoch {
+			t.Errorf("partition %d's first term has epoch %d, not above layout 1's %d", l.Partition, l.Epoch, oldEpoch)
+		}
+	}
+	time.Sleep(3 * time.Second)
+	if err := nw.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	insp := NewInspector(c, WithNamespace(ns))
+	waitUntil(t, "every fired task to run", func() bool {
+		qi, err := insp.QueueInfo(ctx, DefaultQueue)
+		return err == nil && qi.Ready+qi.Running+qi.Delayed == 0
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range []string{"every-0", "every-1", "every-2", "cron"} {
+		secs := slices.Sorted(maps.Keys(runs[id]))
+		if len(secs) == 0 {
+			t.Fatalf("%s never ran", id)
+		}
+		first, last := secs[0], secs[len(secs)-1]
+		for s := first; s <= last; s++ {
+			if n := runs[id][s]; n != 1 {
+				t.Errorf("%s: trigger %v ran %d times", id, time.Unix(s, 0).UTC(), n)
+			}
+		}
+		if first >= migrated.Unix() || last < migrated.Unix()+2 {
+			t.Errorf("%s ran from %v to %v; the migration was at %v", id, time.Unix(first, 0), time.Unix(last, 0), migrated)
+		}
 	}
 }

@@ -265,12 +265,18 @@ func (m *migration) moveAll(ctx context.Context, in *inventory) error {
 // finish moves, once the namespace is partitioned, what processes still
 // using layout 1 added meanwhile, replaces each layout-1 queue's stream and
 // delayed set by the marker, drops the records of moved entries, and moves
-// the dedup keys claimed meanwhile.
+// the dedup keys claimed meanwhile: listed once the markers are in place,
+// after which an enqueue into layout 1 fails before it claims its key
+// (rdb.EnqueueFunc), so none is claimed there after the list is read.
 func (m *migration) finish(ctx context.Context, in *inventory) error {
 	if err := m.moveQueues(ctx, in); err != nil {
 		return err
 	}
 	if err := m.mark(ctx, in); err != nil {
+		return err
+	}
+	in, err := m.scan(ctx)
+	if err != nil {
 		return err
 	}
 	return m.moveDedup(ctx, in)
