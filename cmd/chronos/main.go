@@ -31,6 +31,8 @@
 //	requeue TASK_ID              move a dead task back to its queue
 //	delete TASK_ID -yes          delete a dead task for good
 //	runs ID|KIND [-n N]          run records of a schedule's tasks or of a task kind, most recent first
+//	migrate [-partitions N] [-force] [-dry-run]
+//	                             move a namespace of versions before partitions to N partitions (default 12)
 //	web [-addr HOST:PORT] ...    serve the web console (docs/console.md)
 //
 // The Redis URL defaults to $REDIS_URL, then redis://localhost:6379/0. The

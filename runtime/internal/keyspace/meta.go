@@ -24,7 +24,7 @@ var ErrUnknownLayout = errors.New("keyspace: unknown namespace layout")
 // layout, partly in the other, so no process may use it until the
 // migration is finished (by running chronos migrate again if it was
 // interrupted).
-var ErrMigrating = errors.New("keyspace: namespace is being migrated")
+var ErrMigrating = errors.New("keyspace: namespace being migrated")
 
 // Migrating is the meta key's layout field while chronos migrate moves a
 // layout-1 namespace to partitions (BeginMigration); EndMigration makes it
@@ -226,7 +226,7 @@ func resolve(ctx context.Context, client redis.UniversalClient, ns string, o Res
 		l, err := Partitioned(ns, n)
 		return resolved{Layout: l, stored: true}, err
 	case Migrating:
-		return resolved{}, fmt.Errorf("%w: namespace %q is being moved to %s partitions: finish the migration (run chronos migrate again if it was interrupted)",
+		return resolved{}, fmt.Errorf("%w: %q is moving to %s partitions: let chronos migrate finish (run it again if it was interrupted)",
 			ErrMigrating, ns, res[1])
 	default:
 		return resolved{}, fmt.Errorf("%w: namespace %q has layout %q, written by a newer chronos", ErrUnknownLayout, ns, res[0])

@@ -215,6 +215,11 @@ func Run(ctx context.Context, c redis.UniversalClient, o Options) (*Report, erro
 		return nil, err
 	}
 	rep.Left = m.left(in)
+	for k, v := range rep.Moved {
+		if v == 0 {
+			delete(rep.Moved, k)
+		}
+	}
 	return rep, nil
 }
 
