@@ -15,8 +15,8 @@ import (
 func (m *migration) count(ctx context.Context, in *inventory) error {
 	q, r := m.old.q, m.old.reg
 	var (
-		hashes, hist []*redis.IntCmd
-		xlen         []*redis.IntCmd
+		hashes, xlen []*redis.IntCmd
+		hist         []*redis.StringSliceCmd
 		xpend        []*redis.XPendingCmd
 		zcard, runs  []*redis.IntCmd
 		idx, changed *redis.IntCmd
@@ -26,7 +26,7 @@ func (m *migration) count(ctx context.Context, in *inventory) error {
 	_, err := m.c.Pipelined(ctx, func(pp redis.Pipeliner) error {
 		for _, id := range in.scheds {
 			hashes = append(hashes, pp.Exists(ctx, r.Sched(id)))
-			hist = append(hist, pp.LLen(ctx, r.History(id)))
+			hist = append(hist, pp.LRange(ctx, r.History(id), 0, -1)) // capped; LLEN is not in chronos.ACLRules
 		}
 		idx = pp.ZCard(ctx, r.Schedules)
 		changed = pp.ZCard(ctx, r.Changed)
@@ -52,7 +52,7 @@ func (m *migration) count(ctx context.Context, in *inventory) error {
 	mv := m.rep.Moved
 	for i := range in.scheds {
 		mv[KindSchedules] += int(hashes[i].Val())
-		mv[KindHistory] += int(hist[i].Val())
+		mv[KindHistory] += len(hist[i].Val())
 	}
 	mv[KindIndexes] = int(idx.Val() + changed.Val())
 	mv[KindRequests] = int(req.Val())

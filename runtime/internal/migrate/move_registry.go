@@ -153,7 +153,7 @@ func (m *migration) moveSchedules(ctx context.Context, in *inventory) error {
 			recs += len(hist)
 			args := []any{ttlArg(reads[i].hashTTL.Val()), ttlArg(reads[i].hTTL.Val()), len(hash)}
 			args = appendMap(args, hash)
-			for _, h := range hist {
+			for _, h := range slices.Backward(hist) {
 				args = append(args, h)
 			}
 			to := m.reg(m.to.ForSchedule(id))

@@ -102,12 +102,14 @@ return added
 //
 //	KEYS[1] hash, KEYS[2] history
 //	ARGV[1] hash TTL (ms, 0: none), ARGV[2] history TTL, ARGV[3] field count f,
-//	ARGV[4…] f fields and values, then the history, newest first
+//	ARGV[4…] f fields and values, then the history, oldest first (LPUSH
+//	puts each at the head, so the list reads newest first, as copied; the
+//	commands are those chronos.ACLRules grants)
 var replaceScript = redis.NewScript(`
 redis.call('DEL', KEYS[1], KEYS[2])
 local f = tonumber(ARGV[3])
 if f > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 4, 3 + 2 * f)) end
-if #ARGV > 3 + 2 * f then redis.call('RPUSH', KEYS[2], unpack(ARGV, 4 + 2 * f)) end
+if #ARGV > 3 + 2 * f then redis.call('LPUSH', KEYS[2], unpack(ARGV, 4 + 2 * f)) end
 if tonumber(ARGV[1]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
 return 1
