@@ -2,7 +2,8 @@
 // schedules of a namespace, pauses, resumes, triggers and backfills them,
 // retires and deletes the schedules the code no longer declares, names the
 // scheduler leader and the live instances, shows and pauses the
-// queues, lists, requeues and deletes dead tasks, lists run records, and
+// queues, lists, requeues and deletes dead tasks, lists run records,
+// migrates a namespace of versions before partitions to partitions, and
 // serves the web console. Everything it reads and changes is stored in
 // Redis, so it acts on the whole cluster from any machine that reaches it.
 //

@@ -19,6 +19,10 @@ func migrateCommands() []command {
 	}
 }
 
+// migrateConnected, if set, sees the command's state once it connected
+// (tests).
+var migrateConnected func(*cli)
+
 // migrateView is the JSON of "chronos migrate".
 type migrateView struct {
 	Namespace  string         `json:"namespace"`
@@ -57,6 +61,9 @@ func runMigrate(ctx context.Context, c *cli, args []string) error {
 	ctx, insp, err := c.connect(ctx)
 	if err != nil {
 		return err
+	}
+	if migrateConnected != nil {
+		migrateConnected(c)
 	}
 	rep, err := insp.Migrate(ctx, chronos.MigrateOptions{Partitions: *partitions, Force: *force, DryRun: *dryRun})
 	if err != nil {

@@ -105,3 +105,57 @@ func TestMigrateMovesALayoutOneNamespaceAndSaysWhat(t *testing.T) {
 		t.Fatalf("migrate of an empty namespace: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// A migration that stopped after marking the namespace as migrating: the
+// other commands say so and how to end it, and the next migrate finishes
+// it with the count it recorded, and says so.
+func TestAnInterruptedMigrationIsReportedAndFinished(t *testing.T) {
+	redistest.Parallel(t)
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	must(t, legacyNamespace(t, c, "half").Shutdown(ctx))
+	// What chronos migrate writes first (runtime/internal/keyspace's meta
+	// key, spelled here because this package cannot import it).
+	must(t, c.HSet(ctx, "{half}:meta", "layout", "migrating", "partitions", "6").Err())
+
+	r := invoke("-redis", srv.URL(), "-ns", "half", "schedules")
+	if r.code != exitFail || r.stderr != `chronos schedules: namespace "half" is moving to 6 partitions: let chronos migrate finish (run it again if it was interrupted)`+"\n" {
+		t.Fatalf("schedules during a migration: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = invoke("-redis", srv.URL(), "-ns", "half", "migrate", "-partitions", "12")
+	if r.code != exitFail || !strings.Contains(r.stderr, "run it again with 6 partitions") {
+		t.Fatalf("migrate -partitions 12 of a migration to 6: exit %d, stderr %q", r.code, r.stderr)
+	}
+	c2 := &cluster{t: t, redis: srv, rdb: c}
+	if out := c2.ok("-ns", "half", "migrate"); !strings.HasPrefix(out, `finished the migration of namespace "half" to 6 partitions, which an earlier run had begun:`) ||
+		!hasFields(out, "schedules 2") {
+		t.Fatalf("migrate of an interrupted migration printed:\n%s", out)
+	}
+	if out := c2.ok("-ns", "half", "schedules"); !strings.Contains(out, "hourly") {
+		t.Fatalf("schedules after the migration:\n%s", out)
+	}
+}
+
+// migrate runs without the default 30 s limit unless -timeout is given,
+// before or after the command. Not parallel: it sets a hook of the
+// package.
+func TestMigrateHasNoTimeLimitUnlessOneIsGiven(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{[]string{"migrate", "-dry-run"}, 0},
+		{[]string{"migrate", "-dry-run", "-timeout", "5s"}, 5 * time.Second},
+		{[]string{"-timeout", "7s", "migrate", "-dry-run"}, 7 * time.Second},
+	} {
+		var timeout time.Duration
+		migrateConnected = func(c *cli) { timeout = c.timeout }
+		r := invoke(append([]string{"-redis", srv.URL(), "-ns", "nothing"}, tc.args...)...)
+		migrateConnected = nil
+		if timeout != tc.want {
+			t.Errorf("%v: timeout %v, want %v (exit %d, %s)", tc.args, timeout, tc.want, r.code, r.stderr)
+		}
+	}
+}

@@ -226,7 +226,7 @@ func resolve(ctx context.Context, client redis.UniversalClient, ns string, o Res
 		l, err := Partitioned(ns, n)
 		return resolved{Layout: l, stored: true}, err
 	case Migrating:
-		return resolved{}, fmt.Errorf("%w: %q is moving to %s partitions: let chronos migrate finish (run it again if it was interrupted)",
+		return resolved{}, fmt.Errorf("%w: namespace %q is moving to %s partitions: let chronos migrate finish (run it again if it was interrupted)",
 			ErrMigrating, ns, res[1])
 	default:
 		return resolved{}, fmt.Errorf("%w: namespace %q has layout %q, written by a newer chronos", ErrUnknownLayout, ns, res[0])
