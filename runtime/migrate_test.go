@@ -561,12 +561,20 @@ func testMigrateMovesEverything(t *testing.T, c redis.UniversalClient) {
 		t.Errorf("the Inspector shows after the migration\n%s\nbefore\n%s", got, viewBefore)
 	}
 
+	// A process of an earlier version writes a schedule into layout 1
+	// after the migration: a run lists it, and moves nothing over the
+	// partitioned registry.
+	ghost := schedstore.RegistryKeysAt(keyspace.Prefix(ns)).Sched("ghost")
+	if err := c.HSet(ctx, ghost, "id", "ghost").Err(); err != nil {
+		t.Fatal(err)
+	}
+	after = namespaceKeys(t, c, ns)
 	again, err := insp.Migrate(ctx, MigrateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Found != "partitioned" || len(again.Moved) != 0 || len(again.Queues) != 0 {
-		t.Errorf("second run: %+v, want nothing moved", again)
+	if again.Found != "partitioned" || len(again.Moved) != 0 || len(again.Queues) != 0 || !slices.Equal(again.Left, []string{ghost}) {
+		t.Errorf("second run: %+v, want nothing moved and %s left", again, ghost)
 	}
 	if now := namespaceKeys(t, c, ns); !reflect.DeepEqual(now, after) {
 		t.Error("the second run changed the namespace")
@@ -1004,5 +1012,29 @@ func TestAfterTheMigrationASchedulerFiresEveryScheduleFromItsMigratedState(t *te
 		if first >= migrated.Unix() || last < migrated.Unix()+2 {
 			t.Errorf("%s ran from %v to %v; the migration was at %v", id, time.Unix(first, 0), time.Unix(last, 0), migrated)
 		}
+	}
+}
+
+// A partitioned namespace whose meta key Redis lost is not taken for a
+// layout-1 one: migrating it would record a count that may not be its own.
+func TestMigrateRefusesAPartitionedNamespaceThatLostItsMetaKey(t *testing.T) {
+	redistest.Parallel(t)
+	c := redistest.Start(t).Client()
+	ctx := context.Background()
+	if _, err := NewClient(c, WithNamespace("lost"), WithPartitions(6)).Enqueue(ctx, tick{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Del(ctx, keyspace.Meta("lost")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewInspector(c, WithNamespace("lost")).Migrate(ctx, MigrateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "is partitioned and lost its meta key") {
+		t.Fatalf("migrate of a partitioned namespace without its meta key: %v", err)
+	}
+	if n := c.Exists(ctx, keyspace.Meta("lost")).Val(); n != 0 {
+		t.Error("the refused migration wrote a meta key")
+	}
+	if _, err := NewInspector(c, WithNamespace("empty")).Migrate(ctx, MigrateOptions{}); !errors.Is(err, ErrNothingToMigrate) {
+		t.Errorf("migrate of a namespace without keys: %v, want ErrNothingToMigrate", err)
 	}
 }

@@ -55,6 +55,9 @@ type inventory struct {
 	// where they are.
 	unknown []string
 	keys    int // every key under the tag, control keys included
+	// movable are the keys of all of the above that hold something to
+	// move (not the markers), for reports of what a run left.
+	movable []string
 }
 
 // empty reports whether nothing is left to move.
@@ -170,6 +173,23 @@ func (m *migration) scan(ctx context.Context) (*inventory, error) {
 	for id := range scheds {
 		in.scheds = append(in.scheds, id)
 	}
+	skip := map[string]bool{}
+	for _, k := range append(slices.Clone(in.unknown), queueKeys...) { // queue keys: by type, below
+		skip[k] = true
+	}
+	for _, k := range keys {
+		switch {
+		case k == keyspace.Meta(m.ns), k == q.DeadLock(), schedstore.IsControl(m.ns, k), skip[k]:
+		default:
+			if qn, ok := q.StreamQueue(k); ok && legacyQueue[qn] {
+				continue
+			}
+			if qn, ok := q.DelayedQueue(k); ok && legacyQueue[qn] {
+				continue
+			}
+			in.movable = append(in.movable, k)
+		}
+	}
 	slices.Sort(in.scheds)
 	types := make([]*redis.StatusCmd, len(queueKeys))
 	if _, err := m.c.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -191,8 +211,10 @@ func (m *migration) scan(ctx context.Context) (*inventory, error) {
 		case t == "string":
 		case t == "stream" && isStream:
 			in.streams = append(in.streams, qn)
+			in.movable = append(in.movable, k)
 		case t == "zset" && !isStream:
 			in.delayed = append(in.delayed, qn)
+			in.movable = append(in.movable, k)
 		case t != "none":
 			in.unknown = append(in.unknown, k)
 		}

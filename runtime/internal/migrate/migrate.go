@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -97,6 +98,10 @@ type Report struct {
 // ErrNothing is returned (wrapped) for a namespace that holds no key.
 var ErrNothing = errors.New("migrate: nothing to migrate")
 
+// ErrPartitioned is returned (wrapped) for a namespace without a meta key
+// that holds keys of partitions.
+var ErrPartitioned = errors.New("migrate: namespace is partitioned")
+
 // migration is one Run.
 type migration struct {
 	c   redis.UniversalClient
@@ -161,8 +166,21 @@ func Run(ctx context.Context, c redis.UniversalClient, o Options) (*Report, erro
 	if err != nil {
 		return nil, err
 	}
-	if meta.Layout == "" && in.keys == 0 {
-		return nil, fmt.Errorf("%w: namespace %q holds no key", ErrNothing, ns)
+	if meta.Layout == "" {
+		// A partitioned namespace whose meta key Redis lost has control
+		// keys and no meta key either: migrating it would record a count
+		// that may not be its own.
+		found, err := m.partitionKeys(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if found != "" {
+			return nil, fmt.Errorf("%w: namespace %q has no meta key but keys of partitions (%s): it is partitioned and lost its meta key; "+
+				"start one of its processes with its partition count to write it again", ErrPartitioned, ns, found)
+		}
+		if in.keys == 0 {
+			return nil, fmt.Errorf("%w: namespace %q holds no key", ErrNothing, ns)
+		}
 	}
 	if meta.Layout != "2" {
 		// Layout 1 or an interrupted migration: what still runs on the
@@ -223,23 +241,58 @@ func Run(ctx context.Context, c redis.UniversalClient, o Options) (*Report, erro
 	return rep, nil
 }
 
-// left names what a scan found that the migration leaves, or left.
+// left names what a scan found that the migration leaves, or left: keys
+// chronos does not write, the legacy isolated queues, and, after a run,
+// what is still under the layout-1 tag: written meanwhile by a process of
+// an earlier version (a partitioned namespace's registry is never
+// overwritten from layout 1), or queues and dedup keys of Clients still
+// using layout 1 that arrived after the last pass (a next run moves those).
 func (m *migration) left(in *inventory) []string {
 	out := slices.Clone(in.unknown)
 	for _, q := range in.legacyIsolated {
 		out = append(out, m.old.q.Stream(q))
 	}
 	if !m.o.DryRun {
-		// What a finished run finds still to move arrived meanwhile.
-		for _, q := range in.queues() {
-			out = append(out, m.old.q.Stream(q))
-		}
-		for _, k := range in.dedup {
-			out = append(out, m.old.q.Dedup(k))
-		}
+		out = append(out, in.movable...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// partitionKeys returns a key of a partition of the namespace, of any
+// count, if one exists ("" if none), scanning every master.
+func (m *migration) partitionKeys(ctx context.Context) (string, error) {
+	pattern := keyspace.ACLKeyPatterns(m.ns)[1]
+	var nodes []redis.Cmdable
+	if cc, ok := m.c.(*redis.ClusterClient); ok {
+		var mu sync.Mutex
+		if err := cc.ForEachMaster(ctx, func(_ context.Context, n *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			nodes = append(nodes, n)
+			return nil
+		}); err != nil {
+			return "", fmt.Errorf("migrate: the masters: %w", err)
+		}
+	} else {
+		nodes = []redis.Cmdable{m.c}
+	}
+	for _, n := range nodes {
+		var cursor uint64
+		for {
+			ks, next, err := n.Scan(ctx, cursor, pattern, 1000).Result()
+			if err != nil {
+				return "", fmt.Errorf("migrate: look for keys of partitions of %q: %w", m.ns, err)
+			}
+			if len(ks) > 0 {
+				return ks[0], nil
+			}
+			if cursor = next; cursor == 0 {
+				break
+			}
+		}
+	}
+	return "", nil
 }
 
 func (m *migration) step(what string) error {
