@@ -1038,3 +1038,97 @@ func TestMigrateRefusesAPartitionedNamespaceThatLostItsMetaKey(t *testing.T) {
 		t.Errorf("migrate of a namespace without keys: %v, want ErrNothingToMigrate", err)
 	}
 }
+
+// The overlap record of a run the migration moved names where it went: a
+// run in a stream (fired at once) by its entry in its partition's stream, a
+// run in the delayed set (fired ahead) as delayed in its partition's
+// delayed set. So when such a run vanishes, the next firing of the
+// partitioned scheduler finds it gone and clears the marker, instead of
+// skipping forever on a record of layout 1's keys.
+func TestAMovedRunsOverlapRecordFindsItInItsPartition(t *testing.T) {
+	redistest.Parallel(t)
+	c := redistest.Start(t).Client()
+	ctx := context.Background()
+	const ns = "ovl"
+	markLayoutOne(t, c, ns)
+	register := func(s *Scheduler) {
+		// The first firing of a per-second cron is its current second's,
+		// at once, into the stream; an interval's comes a period after
+		// its creation, fired ahead into the delayed set.
+		_ = RegisterCron(s, "* * * * * ?", tick{}, WithScheduleID("in-stream"), WithOverlap(OverlapSkip), WithQueue("slowq"))
+		_ = RegisterInterval(s, 2*time.Second, tick{}, WithScheduleID("delayed"), WithOverlap(OverlapSkip), WithQueue("slowq"))
+	}
+	old := NewScheduler(c, SchedulerConfig{Namespace: ns, InstanceID: "old", LeaderTTL: time.Second, Logger: quietTestLogger()})
+	register(old)
+	if err := old.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	insp := NewInspector(c, WithNamespace(ns))
+	waitUntil(t, "a run of each", func() bool {
+		a, _ := insp.ScheduleHistory(ctx, "in-stream", 0)
+		b, _ := insp.ScheduleHistory(ctx, "delayed", 0)
+		return len(a) > 0 && len(b) > 0
+	})
+	if err := old.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := insp.Migrate(ctx, MigrateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := keyspace.Partitioned(ns, 12)
+	for id, kind := range map[string]string{"in-stream": "s", "delayed": "d"} {
+		k := rdb.KeysAt(l.Partition(l.ForSchedule(id)))
+		var runs []*rdb.Message
+		for _, m := range append(streamOf(t, c, k.Stream("slowq")), delayedOf(t, c, k.Delayed("slowq"))...) {
+			if m.ScheduleID == id {
+				runs = append(runs, m)
+			}
+		}
+		where := c.HGetAll(ctx, k.OverlapWhere(id+":main")).Val()
+		if len(where) != 1 || len(runs) != 1 {
+			t.Fatalf("%s after the migration: records %v, runs %d; want the one queued run", id, where, len(runs))
+		}
+		w := where[runs[0].ID]
+		switch kind {
+		case "s":
+			var entry string
+			if _, err := fmt.Sscanf(w, "s %s", &entry); err != nil || !strings.HasSuffix(w, " "+k.Stream("slowq")) ||
+				len(c.XRange(ctx, k.Stream("slowq"), entry, entry).Val()) != 1 {
+				t.Fatalf("%s: the moved run's record is %q, want its entry of %s", id, w, k.Stream("slowq"))
+			}
+			if err := c.XDel(ctx, k.Stream("slowq"), entry).Err(); err != nil { // the run vanishes
+				t.Fatal(err)
+			}
+		case "d":
+			if !strings.HasPrefix(w, "d ") || !strings.HasSuffix(w, " - "+k.Stream("slowq")) {
+				t.Fatalf("%s: the moved run's record is %q, want it delayed in %s", id, w, k.Delayed("slowq"))
+			}
+			if err := c.Del(ctx, k.Delayed("slowq")).Err(); err != nil { // the run vanishes
+				t.Fatal(err)
+			}
+		}
+	}
+	nw := NewScheduler(c, SchedulerConfig{Namespace: ns, InstanceID: "new", LeaderTTL: time.Second, Logger: quietTestLogger()})
+	register(nw)
+	if err := nw.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer nw.Shutdown(ctx)
+	for _, id := range []string{"in-stream", "delayed"} {
+		waitUntil(t, id+": the marker of the vanished run cleared and a run enqueued", func() bool {
+			h, _ := insp.ScheduleHistory(ctx, id, 0) // newest first
+			enqueued := false
+			for _, r := range h {
+				cleared := false
+				for _, j := range r.Jobs {
+					enqueued = enqueued || j.Result == "enqueued"
+					cleared = cleared || j.Result == "cleared"
+				}
+				if cleared {
+					return enqueued // at that firing or a later one
+				}
+			}
+			return false
+		})
+	}
+}
