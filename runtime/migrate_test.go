@@ -1132,3 +1132,38 @@ func TestAMovedRunsOverlapRecordFindsItInItsPartition(t *testing.T) {
 		})
 	}
 }
+
+// Migrate needs no command beyond chronos.ACLRules: run as a user with
+// exactly the rules of the namespace, it migrates, and the ACL LOG records
+// no denial.
+func TestMigrateRunsAsAnACLUserWithACLRules(t *testing.T) {
+	redistest.Parallel(t)
+	srv := redistest.Start(t)
+	const ns = "aclmig"
+	srv.AddUser("migrator", "pw", ACLRules(ns)...)
+	fillLayoutOne(t, srv.Client(), ns)
+	before := snapshot(t, srv.Client(), rdb.NewKeys(ns).AllPattern())
+	ctx := context.Background()
+	if err := srv.ACLLogReset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	insp := NewInspector(srv.UserClient("migrator", "pw"), WithNamespace(ns))
+	if _, err := insp.Migrate(ctx, MigrateOptions{DryRun: true, Force: true}); err != nil {
+		t.Fatalf("dry run as the ACL user: %v", err)
+	}
+	if _, err := insp.Migrate(ctx, MigrateOptions{LiveWithin: time.Millisecond}); err != nil {
+		t.Fatalf("migrate as the ACL user: %v", err)
+	}
+	if _, err := insp.Migrate(ctx, MigrateOptions{}); err != nil {
+		t.Fatalf("again as the ACL user: %v", err)
+	}
+	l, _ := keyspace.Partitioned(ns, 12)
+	checkMigrated(t, ns, l, before, namespaceKeys(t, srv.Client(), ns))
+	log, err := srv.ACLLog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range log {
+		t.Errorf("ACL LOG: %s %q denied to %s (command %s)", e.Reason, e.Object, e.Username, e.Command)
+	}
+}
