@@ -25,9 +25,10 @@ var keysFiles = []string{
 	"internal/leader/keys.go",
 }
 
-// storageDirs are the packages whose keys files those are: within them,
-// only keys.go spells a segment.
-var storageDirs = []string{"internal/rdb", "internal/schedstore", "internal/leader"}
+// storageDirs are the packages whose keys files those are, and migrate,
+// which moves their keys and has no keys file: within them, only keys.go
+// spells a segment.
+var storageDirs = []string{"internal/rdb", "internal/schedstore", "internal/leader", "internal/migrate"}
 
 // keyspaceExceptions are the functions of package keyspace, which builds
 // the prefixes the others start from, that may spell a key name, and why.

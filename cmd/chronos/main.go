@@ -2,7 +2,8 @@
 // schedules of a namespace, pauses, resumes, triggers and backfills them,
 // retires and deletes the schedules the code no longer declares, names the
 // scheduler leader and the live instances, shows and pauses the
-// queues, lists, requeues and deletes dead tasks, lists run records, and
+// queues, lists, requeues and deletes dead tasks, lists run records,
+// migrates a namespace of versions before partitions to partitions, and
 // serves the web console. Everything it reads and changes is stored in
 // Redis, so it acts on the whole cluster from any machine that reaches it.
 //
@@ -31,6 +32,8 @@
 //	requeue TASK_ID              move a dead task back to its queue
 //	delete TASK_ID -yes          delete a dead task for good
 //	runs ID|KIND [-n N]          run records of a schedule's tasks or of a task kind, most recent first
+//	migrate [-partitions N] [-force] [-dry-run]
+//	                             move a namespace of versions before partitions to N partitions (default 12)
 //	web [-addr HOST:PORT] ...    serve the web console (docs/console.md)
 //
 // The Redis URL defaults to $REDIS_URL, then redis://localhost:6379/0. The

@@ -43,6 +43,7 @@ func commands() []command {
 	cs = append(cs, clusterCommands()...)
 	cs = append(cs, queueCommands()...)
 	cs = append(cs, taskCommands()...)
+	cs = append(cs, migrateCommands()...)
 	cs = append(cs, webCommands()...)
 	return cs
 }
@@ -58,6 +59,9 @@ type cli struct {
 	ns       string
 	json     bool
 	timeout  time.Duration
+	// timeoutSet reports that -timeout was given (migrate has no limit
+	// otherwise).
+	timeoutSet bool
 
 	cmd    *command // the command being run, for usage errors
 	rdb    redis.UniversalClient
@@ -91,6 +95,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "timeout" {
+			c.timeoutSet = true
+		}
+	})
 	if fs.NArg() == 0 {
 		c.printUsage(stderr)
 		return exitUsage

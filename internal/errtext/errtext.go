@@ -15,7 +15,7 @@ import (
 )
 
 // packages are the prefixes chronos's packages put on their errors.
-var packages = []string{"chronos", "schedstore", "rdb", "leader", "keyspace", "console", "firing"}
+var packages = []string{"chronos", "schedstore", "rdb", "leader", "keyspace", "console", "firing", "migrate"}
 
 // maxChainWords is the most words an operation name has ("list",
 // "list schedules", "read the layout"); a longer text that follows a

@@ -39,3 +39,12 @@ func TestCleanReadsWrappedErrors(t *testing.T) {
 		t.Fatalf("Clean = %q", got)
 	}
 }
+
+// The migration's errors lose their call chain like the others'.
+func TestCleanDropsTheMigrationsChain(t *testing.T) {
+	in := `chronos: migrate namespace "legacy": migrate: queue "default": tasks kept arriving in layout 1 through 100 passes: stop the processes that enqueue them and run it again`
+	want := `migrate namespace "legacy": queue "default": tasks kept arriving in layout 1 through 100 passes: stop the processes that enqueue them and run it again`
+	if got := Clean(in); got != want {
+		t.Errorf("Clean(%q) =\n%q, want\n%q", in, got, want)
+	}
+}

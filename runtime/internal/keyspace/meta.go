@@ -19,6 +19,18 @@ var ErrLayoutMismatch = errors.New("keyspace: namespace has a different partitio
 // version of chronos.
 var ErrUnknownLayout = errors.New("keyspace: unknown namespace layout")
 
+// ErrMigrating is returned (wrapped) for a namespace that chronos migrate
+// is moving from layout 1 to partitions: its keys are partly in one
+// layout, partly in the other, so no process may use it until the
+// migration is finished (by running chronos migrate again if it was
+// interrupted).
+var ErrMigrating = errors.New("keyspace: namespace being migrated")
+
+// Migrating is the meta key's layout field while chronos migrate moves a
+// layout-1 namespace to partitions (BeginMigration); EndMigration makes it
+// "2".
+const Migrating = "migrating"
+
 // Meta is the key that records a partitioned namespace's layout: a hash
 // with fields layout ("2"), partitions and created (unix ms). Layout-1
 // namespaces have none.
@@ -213,6 +225,9 @@ func resolve(ctx context.Context, client redis.UniversalClient, ns string, o Res
 		}
 		l, err := Partitioned(ns, n)
 		return resolved{Layout: l, stored: true}, err
+	case Migrating:
+		return resolved{}, fmt.Errorf("%w: namespace %q is moving to %s partitions: let chronos migrate finish (run it again if it was interrupted)",
+			ErrMigrating, ns, res[1])
 	default:
 		return resolved{}, fmt.Errorf("%w: namespace %q has layout %q, written by a newer chronos", ErrUnknownLayout, ns, res[0])
 	}

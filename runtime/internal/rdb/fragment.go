@@ -14,7 +14,13 @@ import (
 // otherwise to its delayed set (publishing on the wake channel when it became
 // the earliest). When dedup_ttl_ms > 0 it first claims the dedup key with
 // SET NX PX; if the key already exists nothing is added and the function
-// returns the ID stored under the key and 1.
+// returns the ID stored under the key and 1. A claim is never left behind
+// by an enqueue that fails: when the queue's stream is a string (what
+// chronos migrate leaves in place of a layout-1 queue), the function
+// raises WRONGTYPE before claiming, as the XADD would after, so that a
+// process still using layout 1 reads the layout again and claims the key
+// in its partition, not in a layout nobody reads
+// (TestADedupEnqueueThatMeetsWrongTypeClaimsNothing).
 //
 // The enqueue script is this fragment plus one call. To reuse it from
 // another script (the scheduler's fire script does, so that the leader
@@ -33,6 +39,9 @@ import (
 const EnqueueFunc = `
 local function chronos_enqueue(stream, delayed, dedup, wake, msg, id, due, now, ttl)
   if ttl > 0 then
+    if redis.call('TYPE', stream).ok == 'string' then
+      error({err = 'WRONGTYPE chronos: the queue is a marker, not a stream: the namespace was migrated (read its layout again)'})
+    end
     if not redis.call('SET', dedup, id, 'NX', 'PX', ttl) then
       return {redis.call('GET', dedup) or '', 1}
     end

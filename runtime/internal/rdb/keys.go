@@ -39,6 +39,10 @@
 //	{p}:overlap-buffer:<marker>  HASH  id, m: the one firing waiting for them (overlap=bufferOne)
 //	{p}:overlap-where:<marker>   HASH  task ID → where that active task is
 //
+//	{p}:migrated:<queue>         SET   while chronos migrate moves a layout-1 namespace: the entry IDs of
+//	                                   the layout-1 stream of queue whose tasks it added to this partition's
+//	                                   stream, so that an interrupted run copies none twice (package migrate)
+//
 // and under the namespace's control prefix {ns}, for a partitioned
 // namespace only:
 //
@@ -93,8 +97,13 @@ func (k Keys) Dedup(key string) string {
 	if key == "" {
 		return k.noDedup
 	}
-	return k.prefix + "dedup:" + key
+	return k.dedupPrefix() + key
 }
+
+func (k Keys) dedupPrefix() string { return k.prefix + "dedup:" }
+
+// DedupKeyOf returns the user-supplied dedup key whose claim key is key.
+func (k Keys) DedupKeyOf(key string) (string, bool) { return cutNonEmpty(key, k.dedupPrefix()) }
 
 // Dead is the hash of dead-lettered tasks.
 func (k Keys) Dead() string { return k.dead }
@@ -128,3 +137,14 @@ func (k Keys) OverlapBuffer(marker string) string { return k.prefix + "overlap-b
 // OverlapWhere records where each active task under marker is, so the fire
 // script can tell a stale member from a live task in a few commands.
 func (k Keys) OverlapWhere(marker string) string { return k.prefix + "overlap-where:" + marker }
+
+// Migrated is the set of the layout-1 stream entries of queue that chronos
+// migrate has added to this partition's stream (package migrate).
+func (k Keys) Migrated(queue string) string { return k.prefix + "migrated:" + queue }
+
+// MigratedMarker is the value of the string that chronos migrate leaves in
+// place of a layout-1 queue's stream and delayed set: a process that still
+// writes there meets WRONGTYPE and reads the layout again, instead of
+// adding a task nobody would read.
+const MigratedMarker = "chronos: this namespace was migrated to partitions (chronos migrate); " +
+	"this key stands in for a queue of its single-tag layout so that writes to it fail"

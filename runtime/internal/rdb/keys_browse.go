@@ -18,6 +18,11 @@ func (k Keys) DelayedPattern() string { return globEscape(k.Delayed("")) + "*" }
 // RunsPattern matches the run-record stream key of every kind of the partition.
 func (k Keys) RunsPattern() string { return globEscape(k.Runs("")) + "*" }
 
+// AllPattern matches every key under the partition's prefix: in layout 1,
+// where it is the control prefix too, every key of the namespace but its
+// partitions'.
+func (k Keys) AllPattern() string { return globEscape(k.prefix) + "*" }
+
 // StreamQueue returns the queue whose stream key is key.
 func (k Keys) StreamQueue(key string) (string, bool) { return cutNonEmpty(key, k.Stream("")) }
 
@@ -26,6 +31,26 @@ func (k Keys) DelayedQueue(key string) (string, bool) { return cutNonEmpty(key, 
 
 // RunsKind returns the kind whose run-record stream key is key.
 func (k Keys) RunsKind(key string) (string, bool) { return cutNonEmpty(key, k.Runs("")) }
+
+// OverlapActiveMarker, OverlapBufferMarker and OverlapWhereMarker return
+// the overlap marker whose active set, buffered firing or records key is
+// key.
+func (k Keys) OverlapActiveMarker(key string) (string, bool) {
+	return cutNonEmpty(key, k.OverlapActive(""))
+}
+
+// OverlapBufferMarker: see OverlapActiveMarker.
+func (k Keys) OverlapBufferMarker(key string) (string, bool) {
+	return cutNonEmpty(key, k.OverlapBuffer(""))
+}
+
+// OverlapWhereMarker: see OverlapActiveMarker.
+func (k Keys) OverlapWhereMarker(key string) (string, bool) {
+	return cutNonEmpty(key, k.OverlapWhere(""))
+}
+
+// MigratedQueue returns the queue whose migration record (Migrated) is key.
+func (k Keys) MigratedQueue(key string) (string, bool) { return cutNonEmpty(key, k.Migrated("")) }
 
 func cutNonEmpty(s, prefix string) (string, bool) {
 	rest, ok := strings.CutPrefix(s, prefix)

@@ -191,6 +191,28 @@ local function chronos_overlap_heal(active, buffer, where, stream, delayed)
 end
 `
 
+// OverlapMovedFunc is a Lua fragment for chronos migrate (package migrate),
+// which re-adds the tasks of a layout-1 namespace to their partitions:
+//
+//	chronos_overlap_moved(active, where, stream, id, entry, due)
+//	    records that task id, if it is an active task of the marker, is now
+//	    the stream entry entry of stream (entry ~= false) or delayed until
+//	    due in the delayed set of stream's queue (entry == false)
+//
+// so that the fire script's check of stale markers finds the task where it
+// went (the records of the layout-1 keys name the old stream). A member
+// without a record (written by a version before records) gets one.
+const OverlapMovedFunc = `
+local function chronos_overlap_moved(active, where, stream, id, entry, due)
+  if redis.call('SISMEMBER', active, id) == 0 then return end
+  if entry then
+    redis.call('HSET', where, id, 's ' .. entry .. ' ' .. stream)
+  else
+    redis.call('HSET', where, id, 'd ' .. due .. ' - ' .. stream)
+  end
+end
+`
+
 // ClearOverlap deletes the overlap marker's keys: its active set, buffered
 // firing and records (Inspector.ClearOverlap).
 func (r *RDB) ClearOverlap(ctx context.Context, marker string) error {

@@ -117,3 +117,8 @@ func msOrZero(t time.Time) int64 {
 	}
 	return t.UnixMilli()
 }
+
+// DecodeRunRecord reads a run record from its stream entry's values (for
+// chronos migrate, which files each record under the partition of its
+// schedule or task).
+func DecodeRunRecord(values map[string]any) RunRecord { return decodeRunRecord(values) }

@@ -1,6 +1,8 @@
 package schedstore
 
 import (
+	"strings"
+
 	"github.com/chronos-go/chronos/runtime/internal/keyspace"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
@@ -52,11 +54,69 @@ func keysFor(l keyspace.Layout) keys {
 	k := keys{layout: l, control: l.Control(), parts: make([]partKeys, l.Partitions())}
 	for i := range k.parts {
 		p := l.Partition(i)
-		k.parts[i] = partKeys{prefix: p, schedules: p + "schedules", version: p + "schedules:version", changed: p + "changed",
-			requests: p + "requests", reqData: p + "request-data", lease: leader.KeysAt(p), queue: rdb.KeysAt(p)}
+		r := RegistryKeysAt(p)
+		k.parts[i] = partKeys{prefix: p, schedules: r.Schedules, version: r.Version, changed: r.Changed,
+			requests: r.Requests, reqData: r.RequestData, lease: leader.KeysAt(p), queue: rdb.KeysAt(p)}
 	}
 	return k
 }
+
+// RegistryKeys are the registry's keys of one partition (of all of a
+// layout-1 namespace), for chronos migrate (package migrate), which moves
+// them from layout 1 to the partitions.
+type RegistryKeys struct {
+	Schedules, Version, Changed, Requests, RequestData string
+
+	prefix string
+}
+
+// RegistryKeysAt returns the registry keys under prefix, hash tag
+// included (keyspace.Layout.Partition).
+func RegistryKeysAt(prefix string) RegistryKeys {
+	return RegistryKeys{prefix: prefix, Schedules: prefix + "schedules", Version: prefix + "schedules:version",
+		Changed: prefix + "changed", Requests: prefix + "requests", RequestData: prefix + "request-data"}
+}
+
+// Sched is the hash of schedule id (as keys.sched names it).
+func (r RegistryKeys) Sched(id string) string { return r.prefix + "sched:" + id }
+
+// History is the firing history of schedule id (as keys.history names it).
+func (r RegistryKeys) History(id string) string { return r.prefix + "history:" + id }
+
+// SchedOf returns the schedule whose hash is key.
+func (r RegistryKeys) SchedOf(key string) (string, bool) { return cutID(key, r.Sched("")) }
+
+// HistoryOf returns the schedule whose history is key.
+func (r RegistryKeys) HistoryOf(key string) (string, bool) { return cutID(key, r.History("")) }
+
+func cutID(key, prefix string) (string, bool) {
+	id, ok := strings.CutPrefix(key, prefix)
+	return id, ok && id != ""
+}
+
+// IsControl reports whether key is one of the registry's control keys of
+// namespace ns (instances, an instance's record or declarations, the sweep
+// record, the legacy isolated set): keys that stay under the control tag
+// in every layout.
+func IsControl(ns, key string) bool {
+	k := keysFor(keyspace.Single(ns))
+	switch {
+	case key == k.instances(), key == k.sweep(), key == k.legacyIsolated():
+		return true
+	}
+	_, inst := cutID(key, k.instance(""))
+	_, decl := cutID(key, k.decl(""))
+	return inst || decl
+}
+
+// LegacyIsolatedSet is the control key listing, in a namespace of versions
+// before in-process isolated schedules, the instances with an isolated
+// queue of their own; LegacyIsolatedQueue names such a queue.
+func LegacyIsolatedSet(ns string) string { return keysFor(keyspace.Single(ns)).legacyIsolated() }
+
+// LegacyIsolatedQueue is the queue name (not a key) of instance's isolated
+// schedules in versions before they ran in process.
+func LegacyIsolatedQueue(instance string) string { return legacyIsolatedQueue(instance) }
 
 // of returns the keys of schedule id's partition.
 func (k keys) of(id string) *partKeys { return &k.parts[k.layout.ForSchedule(id)] }
