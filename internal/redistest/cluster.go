@@ -68,8 +68,15 @@ type Cluster struct {
 	tls   *tlsFiles
 	nodes []*node // masters first (slot order), then the replicas of each master in turn
 
-	mu      sync.Mutex
-	clients []*redis.ClusterClient
+	mu        sync.Mutex
+	clients   []*redis.ClusterClient
+	taintedBy string // why a ClusterPool must not lend it again
+
+	// Set for a cluster of a ClusterPool: what it lends, and how the
+	// cluster started, to tell whether a test changed it.
+	owner  *poolOwner
+	pids   []int
+	config []map[string]string
 }
 
 // node is one process of the cluster and a client for the helper's own

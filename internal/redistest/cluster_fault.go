@@ -49,6 +49,7 @@ func (c *Cluster) KillMaster(addr string) (promoted *Server, took time.Duration)
 		c.t.Fatalf("redistest: KillMaster: master %s has no running replica to promote", addr)
 	}
 
+	c.taint("KillMaster")
 	start := time.Now()
 	n.Kill()
 	ctx := context.Background()
@@ -77,6 +78,7 @@ func (c *Cluster) KillMaster(addr string) (promoted *Server, took time.Duration)
 // and has finished syncing from it.
 func (c *Cluster) Restart(addr string) {
 	c.t.Helper()
+	c.taint("Restart")
 	c.byAddr(addr).Restart()
 	c.waitUntil(addr+" to rejoin the cluster", c.healthy)
 }
@@ -117,6 +119,7 @@ func (c *Cluster) Failover(addr string) *Server {
 		c.t.Fatalf("redistest: Failover: %s is neither a replica nor a master with a running replica", addr)
 	}
 
+	c.taint("Failover")
 	ctx := context.Background()
 	var sent time.Time
 	c.waitUntil(fmt.Sprintf("%s to take over from %s", replica.Addr(), master.Addr()), func() error {

@@ -203,3 +203,70 @@ func TestParseStats(t *testing.T) {
 		t.Fatalf("Sub = %+v", d)
 	}
 }
+
+// A pool lends a cluster again once its test ended, empty and with the
+// same topology, and stops a cluster a test changed instead.
+func TestClusterPoolLendsACleanClusterAgain(t *testing.T) {
+	parallel(t)
+	p := NewClusterPool(ClusterOptions{ReplicasPerMaster: 1})
+	t.Cleanup(p.Close)
+	ctx := context.Background()
+	var first []string
+	var script = redis.NewScript(`return 1`)
+	t.Run("writes", func(t *testing.T) {
+		c := p.Get(t)
+		first = c.Addrs()
+		rc := c.Client()
+		for i := range 30 {
+			if err := rc.Set(ctx, fmt.Sprintf("k%d", i), i, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := script.Run(ctx, rc, []string{"k1"}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var again *Cluster
+	t.Run("finds it clean", func(t *testing.T) {
+		start := time.Now()
+		again = p.Get(t)
+		t.Logf("lent again in %v", time.Since(start))
+		if !slices.Equal(again.Addrs(), first) {
+			t.Fatalf("got cluster %v; want the idle %v", again.Addrs(), first)
+		}
+		for _, n := range again.Nodes() {
+			st, err := n.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Keys != 0 {
+				t.Errorf("%s %s has %d keys", n.Role, n.Addr(), st.Keys)
+			}
+		}
+		m := again.MasterForKey("k1").Client()
+		if ok, err := m.ScriptExists(ctx, script.Hash()).Result(); err != nil || ok[0] {
+			t.Errorf("SCRIPT EXISTS = %v, %v; want a flushed script cache", ok, err)
+		}
+		again.Failover(again.Masters()[0].Addr())
+	})
+	t.Run("a changed cluster is not lent", func(t *testing.T) {
+		c := p.Get(t)
+		if slices.Equal(c.Addrs(), first) {
+			t.Fatal("the pool lent a cluster that a test failed over")
+		}
+		if again.Nodes()[0].PID() != 0 {
+			t.Fatal("the failed-over cluster still runs")
+		}
+		if err := c.Client().ConfigSet(ctx, "maxmemory", "100mb").Err(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("nor one whose config changed", func(t *testing.T) {
+		p.mu.Lock()
+		idle := len(p.idle)
+		p.mu.Unlock()
+		if idle != 0 {
+			t.Fatalf("%d idle clusters; want none", idle)
+		}
+	})
+}

@@ -12,7 +12,9 @@
 // Besides single servers (Start) it starts Sentinel deployments
 // (StartSentinel) and Redis Clusters with replicas (StartCluster); each
 // deployment's Client is a redis.UniversalClient, so a test can run the same
-// body against any of them. Servers and clusters can speak TLS only
+// body against any of them. A ClusterPool lends clusters to many tests in
+// turn, cleaned between them, for packages whose suites run on a cluster
+// when ClusterEnv is set. Servers and clusters can speak TLS only
 // (Options.TLS, ClusterOptions.TLS), and can be given least-privilege ACL
 // users whose denials the test reads back (AddUser, ACLLog).
 package redistest
