@@ -48,7 +48,7 @@ func (e *schedEnv) isoNode(name string, cfg SchedulerConfig, reg func(*Scheduler
 	n := &isoNode{name: name, logs: &logBuffer{}}
 	mux := NewMux()
 	AddHandler(mux, n.handle)
-	n.srv = NewServer(e.redis.NewClient(nil), ServerConfig{
+	n.srv = NewServer(e.redis.NewClient(), ServerConfig{
 		Logger: slog.New(slog.NewTextHandler(n.logs, nil)), Backoff: func(int) time.Duration { return 100 * time.Millisecond },
 	})
 	if err := n.srv.Start(context.Background(), mux); err != nil {
