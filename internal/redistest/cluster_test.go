@@ -270,3 +270,47 @@ func TestClusterPoolLendsACleanClusterAgain(t *testing.T) {
 		}
 	})
 }
+
+// CutAndKillMaster loses what the master acknowledged while its replica
+// was cut off, and nothing from before; WAIT sees the replica missing.
+func TestClusterCutAndKillMasterLosesTheWritesOfTheLag(t *testing.T) {
+	parallel(t)
+	c := StartCluster(t, ClusterOptions{ReplicasPerMaster: 1, NodeTimeout: time.Second})
+	ctx := context.Background()
+	rc := c.NewClient(func(o *redis.ClusterOptions) { o.ClusterStateReloadInterval = 200 * time.Millisecond })
+	if err := rc.Set(ctx, "{k}before", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	old := c.MasterForKey("{k}")
+	m := old.Client()
+	if n, err := m.Do(ctx, "WAIT", 1, 1000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT before the cut = %d, %v", n, err)
+	}
+	done := make(chan int64)
+	go func() { // writes while the replica is cut off
+		var n int64
+		for i := 0; ; i++ {
+			if err := m.Set(ctx, fmt.Sprintf("{k}during%d", i), "1", 0).Err(); err != nil {
+				done <- n
+				return
+			}
+			n++
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	promoted, took := c.CutAndKillMaster(old.Addr(), 300*time.Millisecond)
+	acked := <-done
+	t.Logf("%d writes acknowledged before the kill; promoted %s %v after it", acked, promoted.Addr(), took)
+	waitUntil(t, "the client to read from the new master", func() error { return rc.Get(ctx, "{k}before").Err() })
+	lost := 0
+	for i := range acked {
+		if rc.Exists(ctx, fmt.Sprintf("{k}during%d", i)).Val() == 0 {
+			lost++
+		}
+	}
+	if lost == 0 {
+		t.Fatalf("none of %d writes of the lag was lost", acked)
+	}
+	t.Logf("%d of %d acknowledged writes lost", lost, acked)
+	c.Restart(old.Addr())
+}
