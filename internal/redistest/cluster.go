@@ -72,6 +72,7 @@ type Cluster struct {
 	mu        sync.Mutex
 	clients   []*redis.ClusterClient
 	taintedBy string // why a ClusterPool must not lend it again
+	frozen    bool   // killMaster freezes instead (FreezeMaster)
 
 	// Set for a cluster of a ClusterPool: what it lends, and how the
 	// cluster started, to tell whether a test changed it.

@@ -42,8 +42,23 @@ func (c *Cluster) CutAndKillMaster(addr string, lag time.Duration) (promoted *Se
 	return c.killMaster(addr, lag)
 }
 
+// FreezeMaster stops the master at addr with SIGSTOP, as a host that hangs
+// or a network partition would, and waits, as KillMaster does, until one of
+// its replicas has taken over. Unlike a killed one, the frozen master's
+// connections stay open and hang: a client notices only when its reads
+// time out. The node stays frozen until the cluster stops (Restart kills
+// and restarts it; as Kill it is a master no more).
+func (c *Cluster) FreezeMaster(addr string) (promoted *Server, took time.Duration) {
+	c.t.Helper()
+	c.WaitHealthy()
+	c.frozen = true
+	defer func() { c.frozen = false }()
+	return c.killMaster(addr, 0)
+}
+
 // killMaster kills the master at addr, after cutting its replicas off for
-// lag if lag is positive, and waits for a replica to take over.
+// lag if lag is positive, and waits for a replica to take over. With
+// c.frozen it stops it instead.
 func (c *Cluster) killMaster(addr string, lag time.Duration) (promoted *Server, took time.Duration) {
 	c.t.Helper()
 	n := c.byAddr(addr)
@@ -96,7 +111,11 @@ func (c *Cluster) killMaster(addr string, lag time.Duration) (promoted *Server, 
 		time.Sleep(lag)
 	}
 	start := time.Now()
-	n.Kill()
+	if c.frozen {
+		n.Freeze()
+	} else {
+		n.Kill()
+	}
 	if lag > 0 { // the master is gone: nothing to reconnect to
 		for _, id := range replicas {
 			if err := c.byID(id).admin.ConfigSet(ctx, "masterauth", "").Err(); err != nil {
