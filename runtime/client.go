@@ -89,7 +89,12 @@ func WithReplicas(n int, timeout time.Duration) ClientOption {
 }
 
 // NewClient returns a Client that enqueues through client.
+// A cluster client (*redis.ClusterClient) is made to reload its slot map
+// when a command fails to connect or meets CLUSTERDOWN, so that the death
+// of a master costs the time to promote its replica rather than up to the
+// client's ClusterStateReloadInterval (docs/cluster.md).
 func NewClient(client redis.UniversalClient, opts ...ClientOption) *Client {
+	rdb.ReloadOnFailure(client)
 	var cfg clientConfig
 	for _, o := range opts {
 		o.applyClient(&cfg)

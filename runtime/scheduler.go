@@ -204,7 +204,12 @@ type Scheduler struct {
 
 // NewScheduler returns a Scheduler that keeps its registry in, and enqueues
 // through, client.
+// A cluster client (*redis.ClusterClient) is made to reload its slot map
+// when a command fails to connect or meets CLUSTERDOWN, so that the death
+// of a master costs the time to promote its replica rather than up to the
+// client's ClusterStateReloadInterval (docs/cluster.md).
 func NewScheduler(client redis.UniversalClient, cfg SchedulerConfig) *Scheduler {
+	rdb.ReloadOnFailure(client)
 	cfg = cfg.withDefaults()
 	host, _ := os.Hostname()
 	s := &Scheduler{
