@@ -152,3 +152,41 @@ func nodeID(nodes []redistest.ClusterNode, addr string) string {
 	}
 	return ""
 }
+
+// BenchmarkEnqueueOnACluster is the cost of WithReplicas on a cluster of
+// three masters with a replica each: one enqueue at a time (a round trip
+// to a master, and with WithReplicas a WAIT for its replica in the same
+// round trip), and from 16 goroutines (group-committed pipelines, one per
+// master, each ending with WAIT).
+//
+//	go test -run '^$' -bench EnqueueOnACluster -benchtime 5000x -count 3 ./runtime/
+func BenchmarkEnqueueOnACluster(b *testing.B) {
+	cl := testClusters.Get(b)
+	ctx := context.Background()
+	for _, replicas := range []int{0, 1} {
+		var opts []ClientOption
+		if replicas > 0 {
+			opts = append(opts, WithReplicas(replicas, time.Second))
+		}
+		c := NewClient(cl.NewClient(nil), opts...)
+		b.Run(fmt.Sprintf("replicas=%d/sequential", replicas), func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				if _, err := c.Enqueue(ctx, tick{N: i}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("replicas=%d/parallel", replicas), func(b *testing.B) {
+			b.SetParallelism(8) // 16 goroutines on 2 cores
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := c.Enqueue(ctx, tick{}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+		_ = c.Close()
+	}
+}

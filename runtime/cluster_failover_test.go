@@ -92,7 +92,7 @@ func (c failoverCase) String() string {
 type failoverResult struct {
 	Promoted time.Duration // kill → a replica serves the slots
 	Fired    time.Duration // kill → first task fired into a dead master's partition
-	Served   time.Duration // kill → first run of a task of a dead master's partition
+	Served   time.Duration // kill → first run, after the promotion, of a task of a dead master's partition
 	Enqueued time.Duration // kill → first acknowledged enqueue into a dead master's partition
 
 	Triggers, Duplicates, Gaps int
@@ -260,7 +260,9 @@ func runFailover(t *testing.T, fc failoverCase) failoverResult {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, r := range runs {
-			if !dead[r.part] || !r.at.After(killed) {
+			// A run after the promotion, so not of a task fetched from
+			// the dead master before it died.
+			if !dead[r.part] || !r.at.After(killed.Add(res.Promoted)) {
 				continue
 			}
 			if d := r.at.Sub(killed); served == 0 || d < served {
