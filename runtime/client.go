@@ -74,7 +74,8 @@ func WithPartitions(n int) ClientOption {
 // not acknowledge in time is enqueued on the master, and its error wraps
 // ErrNotReplicated: a failover could still lose it, and enqueueing it again
 // could add it twice unless it has a dedup key. Each round trip to a
-// master then waits for one replication round trip too.
+// master then waits for one replication round trip too. Keep timeout under
+// the Redis client's ReadTimeout, which bounds the round trip WAIT is in.
 //
 // WAIT counts the replicas of the server it runs on, for the writes of its
 // own connection: with a cluster client each round trip goes to the master
