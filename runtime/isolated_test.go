@@ -143,6 +143,7 @@ func TestAServerRefusesTheLocalQueueName(t *testing.T) {
 // Isolated work is local: it goes on while Redis is down, and the run
 // records it could not write then are written once Redis is back.
 func TestIsolatedWorkRunsWhileRedisIsDown(t *testing.T) {
+	SkipOnTestCluster(t, "kills the one redis-server")
 	e := newSchedEnv(t)
 	a := e.isoNode("iso-a", SchedulerConfig{}, everySecondIsolated(t))
 	waitUntil(t, "a first run", func() bool { return a.count() >= 1 })

@@ -46,6 +46,9 @@ func TestALostRegistryIsPutBackAndCaughtUp(t *testing.T) {
 		{"restart without persistence", func(e *schedEnv) { e.redis.Kill(); e.redis.Restart() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.name != "FLUSHALL" {
+				SkipOnTestCluster(t, "restarts the one redis-server")
+			}
 			e := newSchedEnv(t)
 			ctx := context.Background()
 			runs := &triggerRuns{runs: map[string][]int64{}}

@@ -525,6 +525,7 @@ func (s *syncBuffer) String() string {
 }
 
 func TestStartFailsWhenRedisIsDownAndCanBeRetried(t *testing.T) {
+	chronos.SkipOnTestCluster(t, "kills the one redis-server")
 	e := newEnv(t)
 	srv := chronos.NewServer(e.rdb, chronos.ServerConfig{Logger: quietLogger})
 	e.redis.Kill()
