@@ -23,7 +23,7 @@ func OnCluster() bool { return os.Getenv(ClusterEnv) == "1" }
 
 // ClusterPool lends clusters to tests that each want a cluster of their
 // own but not a new one: starting three masters with a replica each takes
-// about two seconds, making one clean again a few milliseconds. Get hands
+// about two seconds, making one clean again tens of milliseconds. Get hands
 // a test an idle cluster, or starts one; when the test ends the pool takes
 // it back, closes the clients the test made through it, disconnects every
 // other client, runs FLUSHALL and SCRIPT FLUSH on every master and waits
