@@ -4,13 +4,14 @@ PKGS    ?= ./...
 # Race-enabled tests on two cores stay well under ten minutes.
 TESTFLAGS ?= -race -timeout 9m
 
-.PHONY: all demo test lint generate bench bench-compare bench-sched vectors fuzz ensure-redis ensure-chromium help chaos
+.PHONY: all demo test test-cluster lint generate bench bench-compare bench-sched vectors fuzz ensure-redis ensure-chromium help chaos
 
 all: lint test
 
 help:
 	@echo "make demo      run the example (embedded demo-only Redis unless REDIS_URL is set)"
 	@echo "make test      go test -race ./... against private redis-server processes"
+	@echo "make test-cluster  the queue, scheduler and chaos tests on a 3-master Redis Cluster (docs/cluster.md)"
 	@echo "make lint      gofmt check + go vet + chronosgen -check on examples/"
 	@echo "make generate  go generate ./..."
 	@echo "make bench     benchmarks (ours side by side with the incumbents)"
@@ -43,6 +44,15 @@ test: ensure-redis ensure-chromium
 	cd benchmarks && $(GO) vet ./... && $(GO) test -short ./...
 	cd metrics/prometheus && $(GO) vet ./... && $(GO) test ./...
 	@if [ -f "$(ARTIFACTS)/index.html" ]; then echo "console screenshots: $(ARTIFACTS)/index.html"; fi
+
+# The queue and scheduler suites (./runtime), the bounded chaos test and
+# the cluster-only tests (failovers, per-master spread) on Redis Clusters of
+# three masters with a replica each: CHRONOS_TEST_CLUSTER=1 makes the test
+# environments lend clusters from a pool instead of starting a server per
+# test. Tests a cluster cannot run (one redis-server to kill, Sentinel)
+# skip with their reason. See docs/cluster.md.
+test-cluster: ensure-redis
+	CHRONOS_TEST_CLUSTER=1 $(GO) test $(TESTFLAGS) ./runtime/ ./runtime/internal/chaos
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \

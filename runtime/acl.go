@@ -16,7 +16,7 @@ var aclCommands = []string{
 	"+eval", "+evalsha", "+script|load",
 	"+multi", "+exec",
 	"+subscribe", "+publish",
-	// SchedulerConfig.Replicas.
+	// SchedulerConfig.Replicas and WithReplicas.
 	"+wait", "+info|replication",
 	// Keys (limited to the namespace by the key patterns).
 	"+scan",

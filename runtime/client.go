@@ -26,6 +26,7 @@ import (
 // "Partitions").
 type Client struct {
 	ns    *rdb.Namespace
+	repl  *rdb.Replication // WithReplicas; nil: none
 	batch *rdb.EnqueueBatcher
 	turn  atomic.Uint32 // round-robin over the partitions
 	now   func() time.Time
@@ -39,6 +40,8 @@ type ClientOption interface {
 type clientConfig struct {
 	namespace  string
 	partitions int
+	replicas   int
+	replicaTO  time.Duration
 }
 
 type clientOption func(*clientConfig)
@@ -64,15 +67,51 @@ func WithPartitions(n int) ClientOption {
 	return clientOption(func(c *clientConfig) { c.partitions = n })
 }
 
+// WithReplicas makes a Client's Enqueue and EnqueueMany wait until n
+// replicas of the master that took each task have it (Redis WAIT, for up to
+// timeout; 0 means one second), so that a failover that promotes one of
+// them keeps every task the Client acknowledged. A task the replicas did
+// not acknowledge in time is enqueued on the master, and its error wraps
+// ErrNotReplicated: a failover could still lose it, and enqueueing it again
+// could add it twice unless it has a dedup key. Each round trip to a
+// master then waits for one replication round trip too. Keep timeout under
+// the Redis client's ReadTimeout, which bounds the round trip WAIT is in.
+//
+// WAIT counts the replicas of the server it runs on, for the writes of its
+// own connection: with a cluster client each round trip goes to the master
+// of the tasks' partitions, on that master's own connection, one per
+// master, in parallel. A master is asked for no more replicas than it has
+// been seen to have connected, so a replica just promoted, whose old master
+// has not come back as its replica yet, or a server without replicas, does
+// not fail every enqueue (docs/queue.md, "What a failover keeps and
+// loses"). An Inspector ignores it.
+func WithReplicas(n int, timeout time.Duration) ClientOption {
+	return clientOption(func(c *clientConfig) { c.replicas, c.replicaTO = n, timeout })
+}
+
 // NewClient returns a Client that enqueues through client.
+// A cluster client (*redis.ClusterClient) is made to reload its slot map
+// when a command fails to connect or meets CLUSTERDOWN, so that the death
+// of a master costs the time to promote its replica rather than up to the
+// client's ClusterStateReloadInterval (docs/cluster.md).
 func NewClient(client redis.UniversalClient, opts ...ClientOption) *Client {
+	rdb.ReloadOnFailure(client)
 	var cfg clientConfig
 	for _, o := range opts {
 		o.applyClient(&cfg)
 	}
+	var repl *rdb.Replication
+	if cfg.replicas > 0 {
+		to := cfg.replicaTO
+		if to <= 0 {
+			to = time.Second
+		}
+		repl = &rdb.Replication{Want: cfg.replicas, Timeout: to}
+	}
 	return &Client{
 		ns:    rdb.NewNamespace(client, cfg.namespace, keyspace.ResolveOptions{Partitions: cfg.partitions}),
-		batch: rdb.NewEnqueueBatcher(client),
+		repl:  repl,
+		batch: rdb.NewEnqueueBatcher(client, repl),
 		now:   time.Now,
 	}
 }
@@ -248,7 +287,7 @@ func (c *Client) enqueueMany(ctx context.Context, items []*rdb.EnqueueItem) erro
 	for _, it := range items {
 		c.to(st, it)
 	}
-	if err := st.EnqueueItems(ctx, items); err != nil {
+	if err := rdb.EnqueueItemsReplicated(ctx, st.C, items, c.repl); err != nil {
 		return err
 	}
 	var again []*rdb.EnqueueItem
@@ -268,5 +307,5 @@ func (c *Client) enqueueMany(ctx context.Context, items []*rdb.EnqueueItem) erro
 		it.Err = nil
 		c.to(st, it)
 	}
-	return st.EnqueueItems(ctx, again)
+	return rdb.EnqueueItemsReplicated(ctx, st.C, again, c.repl)
 }

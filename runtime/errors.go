@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/chronos-go/chronos/runtime/internal/keyspace"
+	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
 // ErrSkipRetry, returned by a handler or wrapped in the error it returns,
@@ -55,6 +56,12 @@ var ErrTooManyDeliveries = errors.New("chronos: task delivered too many times wi
 // the one stored for the namespace: the count is fixed when a namespace is
 // created. Leave the setting at 0 to use the stored count.
 var ErrLayoutMismatch = keyspace.ErrLayoutMismatch
+
+// ErrNotReplicated is wrapped by the error of an enqueue that fewer
+// replicas than WithReplicas asks for acknowledged in time: the task is
+// enqueued on the master, but a failover before it reaches a replica would
+// lose it.
+var ErrNotReplicated = rdb.ErrNotReplicated
 
 // PanicError is the error a handler's panic is turned into. The task is
 // retried like any failure.

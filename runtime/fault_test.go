@@ -172,6 +172,7 @@ func TestRedisRestartLosesNoQueuedTask(t *testing.T) {
 }
 
 func TestServerRecreatesItsConsumerGroupAfterRedisLostEverything(t *testing.T) {
+	chronos.SkipOnTestCluster(t, "restarts the one redis-server")
 	e := newEnv(t) // no persistence: the restart empties Redis
 	done := make(chan string, 10)
 	mux := chronos.NewMux()

@@ -53,7 +53,7 @@ func (e *schedEnv) startRunner() *ranTriggers {
 	r := &ranTriggers{}
 	mux := NewMux()
 	AddHandler(mux, r.handle)
-	srv := NewServer(e.redis.NewClient(nil), ServerConfig{Logger: slog.New(slog.DiscardHandler)})
+	srv := NewServer(e.redis.NewClient(), ServerConfig{Logger: slog.New(slog.DiscardHandler)})
 	if err := srv.Start(context.Background(), mux); err != nil {
 		e.t.Fatal(err)
 	}

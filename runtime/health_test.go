@@ -18,7 +18,7 @@ func (doomed) Kind() string { return "doomed" }
 // worker starts a Server on e's Redis with mux, stopped when the test ends.
 func (e *schedEnv) worker(mux *Mux) *Server {
 	e.t.Helper()
-	srv := NewServer(e.redis.NewClient(nil), ServerConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv := NewServer(e.redis.NewClient(), ServerConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err := srv.Start(context.Background(), mux); err != nil {
 		e.t.Fatal(err)
 	}

@@ -199,7 +199,7 @@ func TestInspectorSearchesAndCountsDeadLettersByQueueAndKind(t *testing.T) {
 func TestPlanBackfillCountsWhatTheLeaderFires(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	s := chronos.NewScheduler(e.redis.NewClient(nil), chronos.SchedulerConfig{LeaderTTL: time.Second, Logger: quietLogger})
+	s := chronos.NewScheduler(e.redis.NewClient(), chronos.SchedulerConfig{LeaderTTL: time.Second, Logger: quietLogger})
 	if err := chronos.RegisterCron(s, "0 0 * * * ?", Greet{}, chronos.WithScheduleID("hourly")); err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestPlanBackfillCountsWhatTheLeaderFires(t *testing.T) {
 func TestBackfillIsRefusedBeyondTheLimitAndPacedWithinIt(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	s := chronos.NewScheduler(e.redis.NewClient(nil), chronos.SchedulerConfig{LeaderTTL: time.Second, Logger: quietLogger})
+	s := chronos.NewScheduler(e.redis.NewClient(), chronos.SchedulerConfig{LeaderTTL: time.Second, Logger: quietLogger})
 	if err := chronos.RegisterCron(s, "* * * * * ?", Greet{}, chronos.WithScheduleID("second")); err != nil {
 		t.Fatal(err)
 	}

@@ -374,7 +374,7 @@ func TestScheduleHealthCostsAFixedNumberOfRoundTrips(t *testing.T) {
 		e.ran("tick", "busy", rdb.RunSuccess, t0.Add(time.Duration(k+1)*time.Millisecond), "")
 	}
 
-	c := e.redis.NewClient(nil)
+	c := e.redis.NewClient()
 	var rt roundTrips
 	c.AddHook(&rt)
 	insp := NewInspector(c)

@@ -14,6 +14,7 @@ import (
 // with the schedule when Redis returns empty, so the schedule runs
 // nowhere until an operator resumes it.
 func TestAPausedIsolatedScheduleStaysPausedThroughAnOutageAndADataLoss(t *testing.T) {
+	SkipOnTestCluster(t, "restarts the one redis-server")
 	e := newSchedEnv(t)
 	ctx := context.Background()
 	a := e.isoNode("iso-a", SchedulerConfig{InstanceTTL: time.Second}, everySecondIsolated(t))

@@ -48,7 +48,7 @@ func (e *schedEnv) isoNode(name string, cfg SchedulerConfig, reg func(*Scheduler
 	n := &isoNode{name: name, logs: &logBuffer{}}
 	mux := NewMux()
 	AddHandler(mux, n.handle)
-	n.srv = NewServer(e.redis.NewClient(nil), ServerConfig{
+	n.srv = NewServer(e.redis.NewClient(), ServerConfig{
 		Logger: slog.New(slog.NewTextHandler(n.logs, nil)), Backoff: func(int) time.Duration { return 100 * time.Millisecond },
 	})
 	if err := n.srv.Start(context.Background(), mux); err != nil {
@@ -143,6 +143,7 @@ func TestAServerRefusesTheLocalQueueName(t *testing.T) {
 // Isolated work is local: it goes on while Redis is down, and the run
 // records it could not write then are written once Redis is back.
 func TestIsolatedWorkRunsWhileRedisIsDown(t *testing.T) {
+	SkipOnTestCluster(t, "kills the one redis-server")
 	e := newSchedEnv(t)
 	a := e.isoNode("iso-a", SchedulerConfig{}, everySecondIsolated(t))
 	waitUntil(t, "a first run", func() bool { return a.count() >= 1 })

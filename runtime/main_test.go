@@ -25,19 +25,20 @@ func TestMain(m *testing.M) {
 		runChildWorker(url)
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	chronos.CloseTestClusters()
+	os.Exit(code)
 }
 
 // runChildWorker serves the default queue with a handler that announces the
 // task on the list "child:started" and then blocks forever, so the parent
 // can kill the process mid-task.
 func runChildWorker(url string) {
-	opt, err := redis.ParseURL(url)
+	rdb, err := redistest.OpenURL(url, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	rdb := redis.NewClient(opt)
 	mux := chronos.NewMux()
 	chronos.AddHandler(mux, func(ctx context.Context, t *chronos.Task[Greet]) error {
 		rdb.LPush(ctx, "child:started", t.ID)
@@ -64,21 +65,22 @@ func (Greet) Kind() string { return "greet" }
 // quietLogger discards records; tests that check logging make their own.
 var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// env is a private Redis with a client on it.
+// env is a private Redis (or, with CHRONOS_TEST_CLUSTER=1, a cluster:
+// chronos.TestRedis) with a client on it.
 type env struct {
-	redis  *redistest.Server
+	redis  *chronos.TestRedis
 	rdb    redis.UniversalClient
 	client *chronos.Client
 	insp   *chronos.Inspector
 }
 
-// newEnv gives t a private redis-server, and runs t in parallel with the
-// package's other tests on theirs.
+// newEnv gives t a private redis-server (a cluster with
+// CHRONOS_TEST_CLUSTER=1), and runs t in parallel with the package's other
+// tests on theirs.
 func newEnv(t *testing.T, opts ...redistest.Options) *env {
 	t.Helper()
-	redistest.Parallel(t)
-	s := redistest.Start(t, opts...)
-	rdb := s.Client()
+	s := chronos.StartTestRedis(t, opts...)
+	rdb := s.NewClient()
 	chronos.MarkTestLayout(t, rdb, "")
 	return &env{redis: s, rdb: rdb, client: chronos.NewClient(rdb), insp: chronos.NewInspector(rdb)}
 }

@@ -56,7 +56,7 @@ func TestOldestReadyIsTheFirstTaskNoWorkerHasTaken(t *testing.T) {
 		<-release
 		return nil
 	})
-	srv := NewServer(e.redis.NewClient(nil), ServerConfig{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(e.logs, nil))})
+	srv := NewServer(e.redis.NewClient(), ServerConfig{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(e.logs, nil))})
 	if err := srv.Start(ctx, mux); err != nil {
 		t.Fatal(err)
 	}

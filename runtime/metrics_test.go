@@ -115,7 +115,7 @@ func TestServerReportsEachTaskStartAndOutcomeOnce(t *testing.T) {
 	})
 	AddHandler(mux, func(context.Context, *Task[mDoomed]) error { return fmt.Errorf("give up: %w", ErrSkipRetry) })
 	rec := &recorder{}
-	srv := NewServer(e.redis.NewClient(nil), ServerConfig{
+	srv := NewServer(e.redis.NewClient(), ServerConfig{
 		Concurrency: 2, Backoff: ConstantBackoff(0), Logger: slog.New(slog.NewTextHandler(e.logs, nil)), Metrics: rec,
 	})
 	if err := srv.Start(ctx, mux); err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/chronos-go/chronos/internal/redistest"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 	"github.com/chronos-go/chronos/runtime/internal/schedstore"
@@ -40,17 +39,16 @@ type overlapRig struct {
 
 func newOverlapRig(t *testing.T, o Overlap, processIn time.Duration) *overlapRig {
 	t.Helper()
-	redistest.Parallel(t)
-	srv := redistest.Start(t)
+	c := StartTestRedis(t).NewClient()
 	logs := &logBuffer{}
-	s := NewScheduler(srv.Client(), SchedulerConfig{InstanceID: "rig", Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	MarkTestLayout(t, srv.Client(), "")
-	s.store = testStore(t, srv.Client())                                         // fire without Start
-	q := &rdb.RDB{C: srv.Client(), K: QueueKeysOf(t, srv.Client(), rigSchedule)} // the schedule's partition
-	r := &overlapRig{t: t, ctx: context.Background(), c: srv.Client(), q: q, s: s, logs: logs,
+	s := NewScheduler(c, SchedulerConfig{InstanceID: "rig", Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	MarkTestLayout(t, c, "")
+	s.store = testStore(t, c)                              // fire without Start
+	q := &rdb.RDB{C: c, K: QueueKeysOf(t, c, rigSchedule)} // the schedule's partition
+	r := &overlapRig{t: t, ctx: context.Background(), c: c, q: q, s: s, logs: logs,
 		plan: &plan{overlap: o, jobs: []planJob{{Job: &schedstore.Job{Name: mainJob, Kind: "tick", Payload: json.RawMessage(`{"n":1}`)},
 			opts: &taskOptions{processIn: processIn}}}},
-		slot: time.Now().Truncate(time.Second), term: holdLease(t, srv.Client())}
+		slot: time.Now().Truncate(time.Second), term: holdLease(t, c)}
 	if err := r.q.EnsureGroup(r.ctx, DefaultQueue); err != nil {
 		t.Fatal(err)
 	}

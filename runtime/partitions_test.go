@@ -151,7 +151,7 @@ func TestADedupKeyIsClaimedOnceByConcurrentClients(t *testing.T) {
 		wg    sync.WaitGroup
 	)
 	for range clients {
-		c := e.redis.NewClient(nil)
+		c := e.redis.NewClient()
 		client := chronos.NewClient(c)
 		t.Cleanup(func() { _ = client.Close() })
 		for range calls {
@@ -235,10 +235,7 @@ func TestALayoutOneNamespaceKeepsItsKeyNames(t *testing.T) {
 		return n == 1 && len(runs) == 5
 	})
 
-	keys, err := e.rdb.Keys(ctx, "*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := chronos.KeysForTest(t, e.rdb, "*")
 	slices.Sort(keys)
 	want := []string{k.Dead(), k.DeadIndex(), k.Dedup("once:1"), k.Stream("default"), k.Runs("greet")}
 	slices.Sort(want)
@@ -446,9 +443,7 @@ func TestAServerWritesItsLayoutAgainAfterRedisLostIt(t *testing.T) {
 	e.serve(t, mux, chronos.ServerConfig{})
 	e.enqueue(t, Greet{})
 	recv(t, ran, "a run")
-	if err := e.rdb.FlushAll(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
+	chronos.FlushAllForTest(t, e.rdb)
 	eventually(t, "the meta key written again", func() bool {
 		return e.rdb.HGet(ctx, keyspace.Meta(""), "partitions").Val() == "12"
 	})

@@ -42,20 +42,19 @@ func TestALostRegistryIsPutBackAndCaughtUp(t *testing.T) {
 		name string
 		lose func(e *schedEnv)
 	}{
-		{"FLUSHALL", func(e *schedEnv) {
-			if err := e.rdb.FlushAll(context.Background()).Err(); err != nil {
-				e.t.Fatal(err)
-			}
-		}},
+		{"FLUSHALL", func(e *schedEnv) { FlushAllForTest(e.t, e.rdb) }},
 		{"restart without persistence", func(e *schedEnv) { e.redis.Kill(); e.redis.Restart() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.name != "FLUSHALL" {
+				SkipOnTestCluster(t, "restarts the one redis-server")
+			}
 			e := newSchedEnv(t)
 			ctx := context.Background()
 			runs := &triggerRuns{runs: map[string][]int64{}}
 			mux := NewMux()
 			AddHandler(mux, runs.handle)
-			srv := NewServer(e.redis.NewClient(nil), ServerConfig{Logger: slog.New(slog.DiscardHandler)})
+			srv := NewServer(e.redis.NewClient(), ServerConfig{Logger: slog.New(slog.DiscardHandler)})
 			if err := srv.Start(ctx, mux); err != nil {
 				t.Fatal(err)
 			}

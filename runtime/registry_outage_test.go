@@ -98,7 +98,7 @@ func (e *schedEnv) observedScheduler(id string, cfg SchedulerConfig, reg func(*S
 	if cfg.LeaderTTL == 0 {
 		cfg.LeaderTTL = time.Second
 	}
-	o.s = NewScheduler(e.redis.NewClient(nil), cfg)
+	o.s = NewScheduler(e.redis.NewClient(), cfg)
 	reg(o.s)
 	e.start(o.s)
 	return o
@@ -198,9 +198,7 @@ func TestARegistryLossIsReportedOncePerInstanceThatReseeded(t *testing.T) {
 	}
 	for loss := 1; loss <= 2; loss++ {
 		time.Sleep(700 * time.Millisecond) // the mirrors have seen a firing
-		if err := e.rdb.FlushAll(ctx).Err(); err != nil {
-			t.Fatal(err)
-		}
+		FlushAllForTest(t, e.rdb)
 		waitUntil(t, "every instance to declare again", func() bool {
 			is, err := e.insp.SchedulerInstances(ctx)
 			return err == nil && len(is) == 3

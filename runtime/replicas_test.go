@@ -2,6 +2,7 @@ package chronos
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -35,6 +36,7 @@ func waitCalls(t *testing.T, addr string) int {
 // writes and after every batch of firings, so a promoted replica holds the
 // triggers' dedup keys.
 func TestReplicasMakesTheLeaderWaitForItsReplicaAfterFirings(t *testing.T) {
+	SkipOnTestCluster(t, "a Sentinel deployment, which make test covers; cluster failovers are in cluster_failover_test.go")
 	d := redistest.StartSentinel(t)
 	master := d.MasterAddr()
 	before := waitCalls(t, master)
@@ -65,15 +67,61 @@ func TestReplicasMakesTheLeaderWaitForItsReplicaAfterFirings(t *testing.T) {
 	}
 }
 
-// Replicas counts one primary's replicas; a cluster client has many
-// primaries, so Start refuses the combination rather than wait in vain.
-func TestReplicasIsRefusedWithAClusterClient(t *testing.T) {
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
-	defer c.Close()
-	s := NewScheduler(c, SchedulerConfig{Replicas: 1, Logger: slog.New(slog.DiscardHandler)})
-	err := s.Start(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "Replicas") {
-		t.Fatalf("Start = %v, want an error about Replicas", err)
+// On a cluster, WAIT counts the replicas of the node it runs on for the
+// writes of its own connection: with Replicas, each partition's lease
+// scripts and firings go, with their WAIT, to the master that serves the
+// partition, on its own connection. Every master then waits for its
+// replica, every schedule fires, and no firing is reported short of
+// replicas.
+func TestReplicasWaitsOnTheMasterOfEachPartitionOfACluster(t *testing.T) {
+	skipInLayoutOne(t)
+	if testing.Short() {
+		t.Skip("a three-master cluster")
+	}
+	redistest.Parallel(t)
+	cl := testClusters.Get(t)
+	ctx := context.Background()
+	masters := cl.Masters()
+	before := map[string]int{}
+	for _, m := range masters {
+		before[m.Addr()] = waitCalls(t, m.Addr())
+	}
+	logs := &logBuffer{}
+	s := NewScheduler(cl.NewClient(nil), SchedulerConfig{
+		InstanceID: "replicated", LeaderTTL: 10 * time.Second, Replicas: 1, Logger: slogTo(logs),
+	})
+	everySecond(24)(s)
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = s.Shutdown(context.Background())
+		if t.Failed() {
+			t.Logf("log:\n%s", logs)
+		}
+	})
+	insp := NewInspector(cl.NewClient(nil))
+	waitUntil(t, "every schedule to fire twice", func() bool {
+		for i := range 24 {
+			h, err := insp.ScheduleHistory(ctx, fmt.Sprintf("sched-%d", i), 10)
+			if err != nil || len(h) < 2 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, m := range masters {
+		got := waitCalls(t, m.Addr()) - before[m.Addr()]
+		t.Logf("master %s: %d WAIT calls", m.Addr(), got)
+		// Four partitions each: an acquire and at least two firings.
+		if got < 12 {
+			t.Errorf("master %s ran %d WAITs; want one per lease acquire and firing of its four partitions", m.Addr(), got)
+		}
+	}
+	for _, bad := range []string{"not acknowledged by enough replicas", "MOVED", "CHRONOSNOREPLICAS"} {
+		if strings.Contains(logs.String(), bad) {
+			t.Errorf("the log says %q", bad)
+		}
 	}
 }
 

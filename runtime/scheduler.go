@@ -18,7 +18,6 @@ import (
 
 	"github.com/chronos-go/chronos/runtime/internal/firing"
 	"github.com/chronos-go/chronos/runtime/internal/keyspace"
-	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 )
@@ -109,9 +108,10 @@ type SchedulerConfig struct {
 	// standalone server, does not hold the leader up (docs/scheduler.md).
 	// It narrows the windows asynchronous replication leaves; it is not
 	// consensus. Each write then waits for one replication round trip, at
-	// most LeaderTTL/10. Needs a client that talks to one primary
-	// (standalone, Sentinel or failover), not a cluster client: Start
-	// refuses the combination. Default 0: no check, no waiting.
+	// most LeaderTTL/10. With a cluster client, each partition's writes
+	// and their WAIT go to the master that serves the partition, on that
+	// master's own connection, and count its replicas. Default 0: no
+	// check, no waiting.
 	Replicas int
 
 	// Logger receives leadership changes, catch-up decisions, overlap skips
@@ -198,14 +198,18 @@ type Scheduler struct {
 	stopBeats context.CancelFunc
 	beatsDone chan struct{}
 	isolated  *isolatedRunner
-	replicas  *leader.ReplicaGuard // shared by the elector and the firings
-	faults    *faultLog            // the leader's failed writes, logged in summary
-	beats     *faultLog            // failed heartbeats, likewise
+	faults    *faultLog // the leader's failed writes, logged in summary
+	beats     *faultLog // failed heartbeats, likewise
 }
 
 // NewScheduler returns a Scheduler that keeps its registry in, and enqueues
 // through, client.
+// A cluster client (*redis.ClusterClient) is made to reload its slot map
+// when a command fails to connect or meets CLUSTERDOWN, so that the death
+// of a master costs the time to promote its replica rather than up to the
+// client's ClusterStateReloadInterval (docs/cluster.md).
 func NewScheduler(client redis.UniversalClient, cfg SchedulerConfig) *Scheduler {
+	rdb.ReloadOnFailure(client)
 	cfg = cfg.withDefaults()
 	host, _ := os.Hostname()
 	s := &Scheduler{
@@ -217,7 +221,6 @@ func NewScheduler(client redis.UniversalClient, cfg SchedulerConfig) *Scheduler 
 		byID:   map[string]*schedstore.Definition{},
 	}
 	s.self = schedstore.Instance{ID: cfg.InstanceID, Host: host, PID: os.Getpid(), Version: cfg.Version}
-	s.replicas = leader.NewReplicaGuard(cfg.Replicas)
 	s.faults = &faultLog{log: cfg.Logger,
 		warning:   "chronos: leader: Redis refuses the leader's writes; each schedule's firing is read and tried again with backoff (up to 30s), all of them once a write succeeds",
 		recovered: "chronos: leader: firings recorded again; missed fire times are caught up per misfire policy"}
@@ -308,9 +311,6 @@ func (s *Scheduler) addGroupJob(g *Group, job schedstore.Job) error {
 // SchedulerConfig.Partitions is an error wrapping ErrLayoutMismatch. Stop
 // the scheduler with Shutdown.
 func (s *Scheduler) Start(ctx context.Context) error {
-	if _, cluster := s.client.(*redis.ClusterClient); cluster && s.cfg.Replicas > 0 {
-		return errors.New("chronos: start scheduler: SchedulerConfig.Replicas needs a client of one primary, not a cluster client (WAIT counts one node's replicas)")
-	}
 	s.mu.Lock()
 	if s.started {
 		s.mu.Unlock()

@@ -2,8 +2,10 @@ package chronos
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,14 +14,49 @@ import (
 
 // starveRedis fills Redis past a maxmemory under noeviction, so that
 // every write is refused with OOM and reads go on; the returned function
-// lifts the limit.
+// lifts the limit. On a cluster it starves every master.
 func starveRedis(t *testing.T, c redis.UniversalClient) (lift func()) {
+	t.Helper()
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		return starveNode(t, c, "filler")
+	}
+	ctx := context.Background()
+	var mu sync.Mutex
+	var masters []*redis.Client
+	if err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		masters = append(masters, m)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var lifts []func()
+	for _, m := range masters {
+		for i := 0; ; i++ { // a key of one of m's slots
+			key := fmt.Sprintf("filler-%d", i)
+			if owner, err := cc.MasterForKey(ctx, key); err == nil && owner.Options().Addr == m.Options().Addr {
+				lifts = append(lifts, starveNode(t, m, key))
+				break
+			}
+		}
+	}
+	return func() {
+		for _, l := range lifts {
+			l()
+		}
+	}
+}
+
+// starveNode starves the server of c, writing filler.
+func starveNode(t *testing.T, c redis.UniversalClient, filler string) (lift func()) {
 	t.Helper()
 	ctx := context.Background()
 	if err := c.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Set(ctx, "filler", strings.Repeat("x", 4<<20), 0).Err(); err != nil {
+	if err := c.Set(ctx, filler, strings.Repeat("x", 4<<20), 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond) // the big SET's buffers freed: used_memory settles
@@ -38,7 +75,7 @@ func starveRedis(t *testing.T, c redis.UniversalClient) (lift func()) {
 	if err := c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(used/2, 10)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Set(ctx, "probe", "1", 0).Err(); err == nil || !strings.Contains(err.Error(), "OOM") {
+	if err := c.Set(ctx, filler, "1", 0).Err(); err == nil || !strings.Contains(err.Error(), "OOM") {
 		t.Fatalf("a write with Redis starved = %v, want OOM", err)
 	}
 	return func() {

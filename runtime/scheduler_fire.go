@@ -109,7 +109,11 @@ func (s *Scheduler) fire(ctx context.Context, t leader.Term, reqs []*fireReq) []
 		sent = append(sent, f)
 		idx = append(idx, i)
 	}
-	res, err := s.store.Fire(ctx, t, now, sent, s.fireOptions())
+	var part int
+	if len(sent) > 0 {
+		part = s.store.PartitionOf(sent[0].Schedule)
+	}
+	res, err := s.store.Fire(ctx, t, now, sent, s.fireOptions(part))
 	if err != nil {
 		s.log.Warn("chronos: firings not acknowledged by enough replicas; a failover now could fire them again",
 			"firings", len(sent), "err", err)
@@ -130,11 +134,16 @@ func (s *Scheduler) fire(ctx context.Context, t leader.Term, reqs []*fireReq) []
 	return out
 }
 
-// fireOptions are the scheduler's parameters of schedstore.Fire.
-func (s *Scheduler) fireOptions() schedstore.FireOptions {
+// fireOptions are the scheduler's parameters of schedstore.Fire for the
+// firings of partition part, whose elector's replica guard they share.
+func (s *Scheduler) fireOptions(part int) schedstore.FireOptions {
+	var guard *leader.ReplicaGuard
+	if s.parts != nil && part < len(s.parts.electors) {
+		guard = s.parts.electors[part].Guard()
+	}
 	return schedstore.FireOptions{
 		DedupTTL: s.dedupTTL(), HistoryLimit: s.cfg.HistoryLimit,
-		Guard: s.replicas, ReplicaTimeout: max(s.cfg.LeaderTTL/10, time.Millisecond),
+		Guard: guard, ReplicaTimeout: max(s.cfg.LeaderTTL/10, time.Millisecond),
 	}
 }
 

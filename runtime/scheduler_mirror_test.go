@@ -56,7 +56,7 @@ func TestTheLeaderRemembersItsFiringsWithoutReadingThemBack(t *testing.T) {
 	reg := func(s *Scheduler) { _ = RegisterInterval(s, time.Second, tick{N: 1}, WithScheduleID("sec")) }
 	start := func(id string) (*Scheduler, *hashReads) {
 		reads := &hashReads{}
-		c := e.redis.NewClient(nil)
+		c := e.redis.NewClient()
 		c.AddHook(reads)
 		s := NewScheduler(c, SchedulerConfig{InstanceID: id, LeaderTTL: time.Second, Logger: e.scheduler("x", SchedulerConfig{}, nil).log.With("test_instance", id)})
 		reg(s)

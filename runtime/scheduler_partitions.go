@@ -94,9 +94,11 @@ func newPartitions(s *Scheduler) *partitions {
 			InstanceID: s.cfg.InstanceID,
 			TTL:        s.cfg.LeaderTTL,
 			Replicas:   s.cfg.Replicas,
-			Guard:      s.replicas,
-			Logger:     s.log,
-			OnChange:   func(c leader.Change) { ch <- c },
+			// A guard per partition, shared with its firings: on a
+			// cluster the partitions' masters differ.
+			Guard:    leader.NewReplicaGuard(s.cfg.Replicas),
+			Logger:   s.log,
+			OnChange: func(c leader.Change) { ch <- c },
 		}
 		ps.keys = append(ps.keys, leader.KeysAt(l.Partition(p)))
 	}

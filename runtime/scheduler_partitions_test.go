@@ -190,11 +190,10 @@ func TestAStaleLeaderOfOnePartitionIsFencedAndTheOthersAreNot(t *testing.T) {
 // configured with none uses the stored one, and a namespace of an earlier
 // version keeps its single tag whatever is configured.
 func TestStartRefusesAnotherPartitionCount(t *testing.T) {
-	redistest.Parallel(t)
-	srv := redistest.Start(t)
+	srv := StartTestRedis(t)
 	ctx := context.Background()
 	start := func(ns string, partitions int) (*Scheduler, error) {
-		s := NewScheduler(srv.NewClient(nil), SchedulerConfig{Namespace: ns, Partitions: partitions, LeaderTTL: time.Second, Logger: quietTestLogger()})
+		s := NewScheduler(srv.NewClient(), SchedulerConfig{Namespace: ns, Partitions: partitions, LeaderTTL: time.Second, Logger: quietTestLogger()})
 		_ = RegisterInterval(s, time.Hour, tick{}, WithScheduleID("hourly"))
 		err := s.Start(ctx)
 		if err == nil {
@@ -283,9 +282,8 @@ func delayedOf(t *testing.T, c redis.UniversalClient, key string) []*rdb.Message
 // once, with no gap, throughout; the namespace stays in layout 1 (no
 // layout record, no partition key); and the epoch only grows.
 func TestARollingDeployFromTheSingleTagLayout(t *testing.T) {
-	redistest.Parallel(t)
-	srv := redistest.Start(t)
-	c := srv.Client()
+	srv := StartTestRedis(t)
+	c := srv.NewClient()
 	ctx := context.Background()
 	// The old version's mark: the epoch counter of its election.
 	if err := c.Set(ctx, leader.KeysFor("").Epoch, 41, 0).Err(); err != nil {
@@ -339,7 +337,7 @@ func TestARollingDeployFromTheSingleTagLayout(t *testing.T) {
 	if ok, _ := c.Exists(ctx, keyspace.Meta("")).Result(); ok != 0 {
 		t.Error("the rolling deploy wrote a layout record")
 	}
-	if keys, _ := c.Keys(ctx, "{chronos:p*").Result(); len(keys) != 0 {
+	if keys := KeysForTest(t, c, "{chronos:p*"); len(keys) != 0 {
 		t.Errorf("partition keys in a layout-1 namespace: %v", keys)
 	}
 	l, err := e.insp.SchedulerLeader(ctx)

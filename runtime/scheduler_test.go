@@ -47,10 +47,11 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
-// schedEnv is a private Redis for scheduler tests.
+// schedEnv is a private Redis for scheduler tests (a cluster with
+// CHRONOS_TEST_CLUSTER=1: TestRedis).
 type schedEnv struct {
 	t     *testing.T
-	redis *redistest.Server
+	redis *TestRedis
 	rdb   redis.UniversalClient
 	insp  *Inspector
 	logs  *logBuffer
@@ -60,10 +61,10 @@ type schedEnv struct {
 // the package's other tests on theirs.
 func newSchedEnv(t *testing.T, opts ...redistest.Options) *schedEnv {
 	t.Helper()
-	redistest.Parallel(t)
-	s := redistest.Start(t, opts...)
-	MarkTestLayout(t, s.Client(), "")
-	return &schedEnv{t: t, redis: s, rdb: s.Client(), insp: NewInspector(s.Client()), logs: &logBuffer{}}
+	s := StartTestRedis(t, opts...)
+	c := s.NewClient()
+	MarkTestLayout(t, c, "")
+	return &schedEnv{t: t, redis: s, rdb: c, insp: NewInspector(c), logs: &logBuffer{}}
 }
 
 // scheduler returns a scheduler on its own connection pool, with a short
@@ -75,7 +76,7 @@ func (e *schedEnv) scheduler(id string, cfg SchedulerConfig, reg func(*Scheduler
 		cfg.LeaderTTL = time.Second
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test_instance", id)
-	s := NewScheduler(e.redis.NewClient(nil), cfg)
+	s := NewScheduler(e.redis.NewClient(), cfg)
 	if reg != nil {
 		reg(s)
 	}
@@ -1033,7 +1034,7 @@ func TestTriggersFiredAheadNeverRunEarly(t *testing.T) {
 		}
 		return nil
 	})
-	srv := NewServer(e.redis.NewClient(nil), ServerConfig{Logger: slog.New(slog.DiscardHandler)})
+	srv := NewServer(e.redis.NewClient(), ServerConfig{Logger: slog.New(slog.DiscardHandler)})
 	if err := srv.Start(ctx, mux); err != nil {
 		t.Fatal(err)
 	}

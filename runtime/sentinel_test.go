@@ -192,6 +192,7 @@ func blockedReaders(t *testing.T, addr string) int {
 }
 
 func TestQueueRunsEveryAcknowledgedTaskThroughAGracefulSentinelFailover(t *testing.T) {
+	SkipOnTestCluster(t, "a Sentinel deployment, which make test covers; cluster failovers are in cluster_failover_test.go")
 	d := redistest.StartSentinel(t)
 	var runs runLog
 	mux := NewMux()
@@ -339,6 +340,7 @@ func leaderEpoch(t *testing.T, ss []*Scheduler) (string, int64) {
 }
 
 func TestSchedulerFiresEachTriggerOnceThroughAGracefulSentinelFailover(t *testing.T) {
+	SkipOnTestCluster(t, "a Sentinel deployment, which make test covers; cluster failovers are in cluster_failover_test.go")
 	d := redistest.StartSentinel(t)
 	c := d.Client()
 	ss := sentinelSchedulers(t, d, 2, 2*time.Second)
@@ -391,6 +393,7 @@ type tickRun struct {
 // the clients switch. Only liveness is promised there; lost and doubled
 // work is reported.
 func TestSchedulerAndQueueResumeAfterAnUnsafeMasterChange(t *testing.T) {
+	SkipOnTestCluster(t, "a Sentinel deployment, which make test covers; cluster failovers are in cluster_failover_test.go")
 	for _, tc := range []struct {
 		name   string
 		change func(*redistest.Sentinel) string
@@ -517,6 +520,7 @@ func resumeAfterMasterChange(t *testing.T, change func(*redistest.Sentinel) stri
 // replica it does not have, so the cluster is leaderless for seconds, not
 // until Sentinel demotes the old master.
 func TestReplicasFiresNothingTwiceThroughABareSentinelFailover(t *testing.T) {
+	SkipOnTestCluster(t, "a Sentinel deployment, which make test covers; cluster failovers are in cluster_failover_test.go")
 	d := redistest.StartSentinel(t)
 	var mu sync.Mutex
 	ran := map[int64]int{}

@@ -161,7 +161,12 @@ type Server struct {
 }
 
 // NewServer returns a Server that takes tasks through client.
+// A cluster client (*redis.ClusterClient) is made to reload its slot map
+// when a command fails to connect or meets CLUSTERDOWN, so that the death
+// of a master costs the time to promote its replica rather than up to the
+// client's ClusterStateReloadInterval (docs/cluster.md).
 func NewServer(client redis.UniversalClient, cfg ServerConfig) *Server {
+	rdb.ReloadOnFailure(client)
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 4 * runtime.NumCPU()
 	}

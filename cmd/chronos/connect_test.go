@@ -186,6 +186,19 @@ func TestTopologyComesFromTheFlagsOrTheURL(t *testing.T) {
 		}
 		_ = rdb.Close()
 	}
+	// A cluster client reloads its slot map every second and gives up on a
+	// hung node's read after 2 s (docs/cluster.md), unless the URL says.
+	for u, want := range map[string]time.Duration{"redis://h:1?addr=h:2": 2 * time.Second, "redis://h:1?addr=h:2&read_timeout=7s": 7 * time.Second} {
+		rdb, _, err := (&cli{}).newClient(u)
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		o := rdb.(*redis.ClusterClient).Options()
+		if o.ClusterStateReloadInterval != time.Second || o.ReadTimeout != want {
+			t.Errorf("%s: reload every %v, read timeout %v; want 1s and %v", u, o.ClusterStateReloadInterval, o.ReadTimeout, want)
+		}
+		_ = rdb.Close()
+	}
 	// go-redis's query parameters are passed on, whatever the form.
 	for _, u := range []string{"redis://h:1?pool_size=3", "redis://h:1?pool_size=3&addr=h:2", "redis://h:1?pool_size=3&master_name=m"} {
 		rdb, _, err := (&cli{}).newClient(u)

@@ -49,7 +49,8 @@ type Deployment struct {
 	// go-redis configures clients by default (so it sends CLIENT SETINFO
 	// on connecting, which Redis before 7.2 does not know: not a denial).
 	User func() redis.UniversalClient
-	// Replicas is SchedulerConfig.Replicas for the service.
+	// Replicas is SchedulerConfig.Replicas, and WithReplicas, for the
+	// service.
 	Replicas int
 }
 
@@ -210,7 +211,11 @@ func Start(t *testing.T, dep *Deployment, ns string) *Service {
 			t.Logf("service log (namespace %s):\n%s", ns, tail(s.logs.String(), 8000))
 		}
 	})
-	s.Client = chronos.NewClient(dep.User(), chronos.WithNamespace(ns))
+	copts := []chronos.ClientOption{chronos.WithNamespace(ns)}
+	if dep.Replicas > 0 {
+		copts = append(copts, chronos.WithReplicas(dep.Replicas, time.Second))
+	}
+	s.Client = chronos.NewClient(dep.User(), copts...)
 	s.Insp = chronos.NewInspector(dep.User(), chronos.WithNamespace(ns))
 
 	s.srvA, s.srvB = s.server(logger), s.server(logger)

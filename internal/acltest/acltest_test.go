@@ -34,6 +34,31 @@ func TestTheLibraryUnderTheACLUserThroughSentinelWithReplicas(t *testing.T) {
 	}
 }
 
+// On a cluster with a replica per master, with SchedulerConfig.Replicas
+// and WithReplicas, the leader and the client send WAIT and read INFO
+// replication on each master's own connection: the rules grant both, and
+// no node denies anything.
+func TestTheLibraryUnderTheACLUserOnAClusterWithReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cluster of six nodes")
+	}
+	redistest.Parallel(t)
+	rules := chronos.ACLRules()
+	d := OfCluster(redistest.StartCluster(t, redistest.ClusterOptions{ReplicasPerMaster: 1}), rules)
+	d.Replicas = 1
+	d.Reset(t)
+	s := Start(t, d, "")
+	s.Exercise()
+	s.Stop()
+	CheckACLLog(t, d)
+	uncalled := Uncalled(t, d, rules)
+	for _, cmd := range []string{"+wait", "+info|replication"} {
+		if slices.Contains(uncalled, cmd) {
+			t.Errorf("nothing ran %s with Replicas set", cmd)
+		}
+	}
+}
+
 // go-redis sends SELECT on connecting to a database other than 0, and
 // CLIENT SETNAME when the client is given a name: ACLRules grants neither
 // (docs/security.md), so without "+select|N" and "+client|setname" every

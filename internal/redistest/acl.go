@@ -139,6 +139,7 @@ func aclLog(ctx context.Context, c *redis.Client, addr string) ([]ACLLogEntry, e
 // the user also needs ClusterClientRules.
 func (c *Cluster) AddUser(name, password string, rules ...string) {
 	c.t.Helper()
+	c.taint("AddUser")
 	u := newACLUser(name, password, rules)
 	for _, n := range c.nodes {
 		if err := n.addUser(context.Background(), u); err != nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -68,8 +69,16 @@ type Cluster struct {
 	tls   *tlsFiles
 	nodes []*node // masters first (slot order), then the replicas of each master in turn
 
-	mu      sync.Mutex
-	clients []*redis.ClusterClient
+	mu        sync.Mutex
+	clients   []*redis.ClusterClient
+	taintedBy string // why a ClusterPool must not lend it again
+	frozen    bool   // killMaster freezes instead (FreezeMaster)
+
+	// Set for a cluster of a ClusterPool: what it lends, and how the
+	// cluster started, to tell whether a test changed it.
+	owner  *poolOwner
+	pids   []int
+	config []map[string]string
 }
 
 // node is one process of the cluster and a client for the helper's own
@@ -472,4 +481,45 @@ func (c *Cluster) fatalf(format string, args ...any) {
 		c.t.Logf("redistest: %s (pid %d) log:\n%s", n.Addr(), n.PID(), tail(log, 1500))
 	}
 	c.t.Fatalf("redistest: "+format, args...)
+}
+
+// URL is a go-redis cluster URL naming every node (redis://first?addr=…),
+// for child processes: OpenURL, or redis.ParseClusterURL, reads it. With
+// TLS it is a rediss:// URL, and the child must trust TLSFiles().CACert.
+func (c *Cluster) URL() string {
+	scheme := "redis://"
+	if c.tls != nil {
+		scheme = "rediss://"
+	}
+	addrs := c.Addrs()
+	u := scheme + addrs[0]
+	for i, a := range addrs[1:] {
+		sep := "&"
+		if i == 0 {
+			sep = "?"
+		}
+		u += sep + "addr=" + a
+	}
+	return u
+}
+
+// OpenURL returns a client for a URL of Server.URL or Cluster.URL: a
+// cluster client when the URL names more addresses (addr=), else a client
+// of one server. tweak, if not nil, adjusts a cluster client's options.
+func OpenURL(rawURL string, tweak func(*redis.ClusterOptions)) (redis.UniversalClient, error) {
+	if strings.Contains(rawURL, "addr=") {
+		opt, err := redis.ParseClusterURL(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("redistest: %w", err)
+		}
+		if tweak != nil {
+			tweak(opt)
+		}
+		return redis.NewClusterClient(opt), nil
+	}
+	opt, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("redistest: %w", err)
+	}
+	return redis.NewClient(opt), nil
 }

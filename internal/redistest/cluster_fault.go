@@ -22,8 +22,46 @@ import (
 // than three masters serve slots (the others could not be a majority).
 func (c *Cluster) KillMaster(addr string) (promoted *Server, took time.Duration) {
 	c.t.Helper()
-	n := c.byAddr(addr)
 	c.WaitHealthy()
+	return c.killMaster(addr, 0)
+}
+
+// CutAndKillMaster kills the master at addr as KillMaster does, after its
+// replicas have been cut off from it for lag: it closes their replication
+// links and makes them fail to reconnect (each is given a masterauth the
+// master refuses), waits until the master counts no replica, and lets it
+// take writes for lag before the kill. Whatever it acknowledged in that
+// time is lost when a replica is promoted, as with a replica that fell
+// behind or a link that broke just before a crash; a writer that waits for
+// its replicas (WAIT) sees them missing instead. The promoted replica gets
+// its masterauth back, so Restart brings the old master back as its
+// replica.
+func (c *Cluster) CutAndKillMaster(addr string, lag time.Duration) (promoted *Server, took time.Duration) {
+	c.t.Helper()
+	c.WaitHealthy()
+	return c.killMaster(addr, lag)
+}
+
+// FreezeMaster stops the master at addr with SIGSTOP, as a host that hangs
+// or a network partition would, and waits, as KillMaster does, until one of
+// its replicas has taken over. Unlike a killed one, the frozen master's
+// connections stay open and hang: a client notices only when its reads
+// time out. The node stays frozen until the cluster stops (Restart kills
+// and restarts it; as Kill it is a master no more).
+func (c *Cluster) FreezeMaster(addr string) (promoted *Server, took time.Duration) {
+	c.t.Helper()
+	c.WaitHealthy()
+	c.frozen = true
+	defer func() { c.frozen = false }()
+	return c.killMaster(addr, 0)
+}
+
+// killMaster kills the master at addr, after cutting its replicas off for
+// lag if lag is positive, and waits for a replica to take over. With
+// c.frozen it stops it instead.
+func (c *Cluster) killMaster(addr string, lag time.Duration) (promoted *Server, took time.Duration) {
+	c.t.Helper()
+	n := c.byAddr(addr)
 	nodes := c.Nodes()
 	me := nodes[slices.Index(c.nodes, n)]
 	if me.Role != RoleMaster || len(me.Slots) == 0 {
@@ -49,9 +87,42 @@ func (c *Cluster) KillMaster(addr string) (promoted *Server, took time.Duration)
 		c.t.Fatalf("redistest: KillMaster: master %s has no running replica to promote", addr)
 	}
 
-	start := time.Now()
-	n.Kill()
+	c.taint("KillMaster")
 	ctx := context.Background()
+	if lag > 0 {
+		for _, id := range replicas {
+			if err := c.byID(id).admin.ConfigSet(ctx, "masterauth", "redistest-cut-off").Err(); err != nil {
+				c.fatalf("cut %s off: %v", c.byID(id).Addr(), err)
+			}
+		}
+		if err := n.admin.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
+			c.fatalf("CLIENT KILL TYPE replica on %s: %v", addr, err)
+		}
+		c.waitUntil(addr+" to count no replica", func() error {
+			info, err := n.admin.Info(ctx, "replication").Result()
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(info, "connected_slaves:0\r\n") {
+				return errors.New("a replica is still connected")
+			}
+			return nil
+		})
+		time.Sleep(lag)
+	}
+	start := time.Now()
+	if c.frozen {
+		n.Freeze()
+	} else {
+		n.Kill()
+	}
+	if lag > 0 { // the master is gone: nothing to reconnect to
+		for _, id := range replicas {
+			if err := c.byID(id).admin.ConfigSet(ctx, "masterauth", "").Err(); err != nil {
+				c.fatalf("restore the masterauth of %s: %v", c.byID(id).Addr(), err)
+			}
+		}
+	}
 	c.waitUntil(fmt.Sprintf("a replica of %s to take over", addr), func() error {
 		if err := c.healthy(); err != nil {
 			return err
@@ -77,6 +148,7 @@ func (c *Cluster) KillMaster(addr string) (promoted *Server, took time.Duration)
 // and has finished syncing from it.
 func (c *Cluster) Restart(addr string) {
 	c.t.Helper()
+	c.taint("Restart")
 	c.byAddr(addr).Restart()
 	c.waitUntil(addr+" to rejoin the cluster", c.healthy)
 }
@@ -117,6 +189,7 @@ func (c *Cluster) Failover(addr string) *Server {
 		c.t.Fatalf("redistest: Failover: %s is neither a replica nor a master with a running replica", addr)
 	}
 
+	c.taint("Failover")
 	ctx := context.Background()
 	var sent time.Time
 	c.waitUntil(fmt.Sprintf("%s to take over from %s", replica.Addr(), master.Addr()), func() error {

@@ -203,3 +203,119 @@ func TestParseStats(t *testing.T) {
 		t.Fatalf("Sub = %+v", d)
 	}
 }
+
+// A pool lends a cluster again once its test ended, empty and with the
+// same topology, and stops a cluster a test changed instead.
+func TestClusterPoolLendsACleanClusterAgain(t *testing.T) {
+	parallel(t)
+	p := NewClusterPool(ClusterOptions{ReplicasPerMaster: 1})
+	t.Cleanup(p.Close)
+	ctx := context.Background()
+	var first []string
+	var script = redis.NewScript(`return 1`)
+	t.Run("writes", func(t *testing.T) {
+		c := p.Get(t)
+		first = c.Addrs()
+		rc := c.Client()
+		for i := range 30 {
+			if err := rc.Set(ctx, fmt.Sprintf("k%d", i), i, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := script.Run(ctx, rc, []string{"k1"}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var again *Cluster
+	t.Run("finds it clean", func(t *testing.T) {
+		start := time.Now()
+		again = p.Get(t)
+		t.Logf("lent again in %v", time.Since(start))
+		if !slices.Equal(again.Addrs(), first) {
+			t.Fatalf("got cluster %v; want the idle %v", again.Addrs(), first)
+		}
+		for _, n := range again.Nodes() {
+			st, err := n.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Keys != 0 {
+				t.Errorf("%s %s has %d keys", n.Role, n.Addr(), st.Keys)
+			}
+		}
+		m := again.MasterForKey("k1").Client()
+		if ok, err := m.ScriptExists(ctx, script.Hash()).Result(); err != nil || ok[0] {
+			t.Errorf("SCRIPT EXISTS = %v, %v; want a flushed script cache", ok, err)
+		}
+		start = time.Now()
+		if err := again.reset(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("made clean again in %v", time.Since(start))
+		again.Failover(again.Masters()[0].Addr())
+	})
+	t.Run("a changed cluster is not lent", func(t *testing.T) {
+		c := p.Get(t)
+		if slices.Equal(c.Addrs(), first) {
+			t.Fatal("the pool lent a cluster that a test failed over")
+		}
+		if again.Nodes()[0].PID() != 0 {
+			t.Fatal("the failed-over cluster still runs")
+		}
+		if err := c.Client().ConfigSet(ctx, "maxmemory", "100mb").Err(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("nor one whose config changed", func(t *testing.T) {
+		p.mu.Lock()
+		idle := len(p.idle)
+		p.mu.Unlock()
+		if idle != 0 {
+			t.Fatalf("%d idle clusters; want none", idle)
+		}
+	})
+}
+
+// CutAndKillMaster loses what the master acknowledged while its replica
+// was cut off, and nothing from before; WAIT sees the replica missing.
+func TestClusterCutAndKillMasterLosesTheWritesOfTheLag(t *testing.T) {
+	parallel(t)
+	c := StartCluster(t, ClusterOptions{ReplicasPerMaster: 1, NodeTimeout: time.Second})
+	ctx := context.Background()
+	rc := c.NewClient(func(o *redis.ClusterOptions) { o.ClusterStateReloadInterval = 200 * time.Millisecond })
+	if err := rc.Set(ctx, "{k}before", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	old := c.MasterForKey("{k}")
+	m := old.Client()
+	if n, err := m.Do(ctx, "WAIT", 1, 1000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT before the cut = %d, %v", n, err)
+	}
+	done := make(chan int64)
+	go func() { // writes while the replica is cut off
+		var n int64
+		for i := 0; ; i++ {
+			if err := m.Set(ctx, fmt.Sprintf("{k}during%d", i), "1", 0).Err(); err != nil {
+				done <- n
+				return
+			}
+			n++
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	promoted, took := c.CutAndKillMaster(old.Addr(), 300*time.Millisecond)
+	acked := <-done
+	t.Logf("%d writes acknowledged before the kill; promoted %s %v after it", acked, promoted.Addr(), took)
+	waitUntil(t, "the client to read from the new master", func() error { return rc.Get(ctx, "{k}before").Err() })
+	lost := 0
+	for i := range acked {
+		if rc.Exists(ctx, fmt.Sprintf("{k}during%d", i)).Val() == 0 {
+			lost++
+		}
+	}
+	if lost == 0 {
+		t.Fatalf("none of %d writes of the lag was lost", acked)
+	}
+	t.Logf("%d of %d acknowledged writes lost", lost, acked)
+	c.Restart(old.Addr())
+}

@@ -12,7 +12,9 @@
 // Besides single servers (Start) it starts Sentinel deployments
 // (StartSentinel) and Redis Clusters with replicas (StartCluster); each
 // deployment's Client is a redis.UniversalClient, so a test can run the same
-// body against any of them. Servers and clusters can speak TLS only
+// body against any of them. A ClusterPool lends clusters to many tests in
+// turn, cleaned between them, for packages whose suites run on a cluster
+// when ClusterEnv is set. Servers and clusters can speak TLS only
 // (Options.TLS, ClusterOptions.TLS), and can be given least-privilege ACL
 // users whose denials the test reads back (AddUser, ACLLog).
 package redistest
@@ -65,6 +67,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	proc    *os.Process
+	frozen  bool          // proc was stopped with SIGSTOP (Freeze)
 	exited  chan struct{} // closed when proc has been reaped
 	clients []*redis.Client
 	users   []aclUser // applied again after Restart
@@ -191,14 +194,36 @@ func (s *Server) Options() *redis.Options {
 	return &redis.Options{Addr: s.Addr(), TLSConfig: s.TLSConfig()}
 }
 
-// PID is the process ID of the running server, or 0.
+// PID is the process ID of the running server, or 0 (killed, or frozen).
 func (s *Server) PID() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.proc == nil {
+	if s.proc == nil || s.frozen {
 		return 0
 	}
 	return s.proc.Pid
+}
+
+// hasProc reports whether the server's process exists, running or frozen.
+func (s *Server) hasProc() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc != nil
+}
+
+// Freeze stops the server with SIGSTOP, as a hung host would: its
+// connections stay open and it answers nothing. PID then reports 0, as
+// for a killed server; Restart kills it and starts it again, and so does
+// the test's end.
+func (s *Server) Freeze() {
+	s.t.Helper()
+	s.requirePrivate("Freeze")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc != nil {
+		_ = s.proc.Signal(syscall.SIGSTOP)
+		s.frozen = true
+	}
 }
 
 // Kill stops the server with SIGKILL, as a crash would. Data not yet on disk
@@ -221,7 +246,7 @@ func (s *Server) Stop() {
 func (s *Server) Restart() {
 	s.t.Helper()
 	s.requirePrivate("Restart")
-	if s.PID() != 0 {
+	if s.hasProc() {
 		s.signal(syscall.SIGKILL)
 	}
 	var err error
@@ -243,7 +268,7 @@ func (s *Server) requirePrivate(op string) {
 func (s *Server) signal(sig syscall.Signal) {
 	s.mu.Lock()
 	proc, exited := s.proc, s.exited
-	s.proc, s.exited = nil, nil
+	s.proc, s.exited, s.frozen = nil, nil, false
 	s.mu.Unlock()
 	if proc == nil {
 		return
@@ -339,7 +364,7 @@ func (s *Server) cleanup() {
 	for _, c := range clients {
 		_ = c.Close()
 	}
-	if s.PID() != 0 {
+	if s.hasProc() {
 		s.signal(syscall.SIGKILL)
 	}
 }

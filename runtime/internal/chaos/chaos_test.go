@@ -69,12 +69,11 @@ func TestMain(m *testing.M) {
 // child runs one scheduler instance until SIGTERM, logging JSON records to
 // stdout for the parent's event log.
 func child(id string) int {
-	opt, err := redis.ParseURL(os.Getenv(redisEnv))
+	rdb, err := redistest.OpenURL(os.Getenv(redisEnv), clusterOptions)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	if n, _ := strconv.Atoi(os.Getenv(loadEnv)); n > 0 {
@@ -119,7 +118,7 @@ func child(id string) int {
 // or a leadership change of a partition a child reported.
 type event struct {
 	At    time.Time
-	Kind  string // kill, term, stop, cont, spawn, exit, redis-down, redis-up, leader, lost, resigned, fenced
+	Kind  string // kill, term, stop, cont, spawn, exit, redis-down, redis-up, failover, failover-done, leader, lost, resigned, fenced
 	Inst  string
 	Epoch int64
 	Part  int // for leader, lost, resigned, fenced
@@ -147,16 +146,17 @@ type proc struct {
 }
 
 type harness struct {
-	t      *testing.T
-	redis  *redistest.Server
-	rdb    redis.UniversalClient
-	layout keyspace.Layout
-	next   int // the schedule whose partition's leader the next fault hits
-	mu     sync.Mutex
-	events []event
-	procs  [instances]*proc
-	gen    int
-	stderr bytes.Buffer // every child's stderr, for race reports and panics
+	t       *testing.T
+	redis   *redistest.Server  // nil on a cluster
+	cluster *redistest.Cluster // with CHRONOS_TEST_CLUSTER=1
+	rdb     redis.UniversalClient
+	layout  keyspace.Layout
+	next    int // the schedule whose partition's leader the next fault hits
+	mu      sync.Mutex
+	events  []event
+	procs   [instances]*proc
+	gen     int
+	stderr  bytes.Buffer // every child's stderr, for race reports and panics
 }
 
 func (h *harness) log(e event) {
@@ -173,7 +173,7 @@ func (h *harness) spawn(slot int) {
 	id := fmt.Sprintf("n%d-%d", slot, h.gen)
 	h.mu.Unlock()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+id, redisEnv+"="+h.redis.URL())
+	cmd.Env = append(os.Environ(), childEnv+"="+id, redisEnv+"="+h.url())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		h.t.Fatal(err)
@@ -309,12 +309,68 @@ func (h *harness) stopLeader() {
 	h.signal(slot, syscall.SIGCONT, "cont")
 }
 
+// restartRedis kills Redis and starts it again with its AOF. On a cluster
+// it is the master of the partition of the next schedule in turn, brought
+// back well within the cluster's node timeout, so no replica takes over:
+// the cluster loses nothing it acknowledged, as a single server with AOF.
 func (h *harness) restartRedis() {
+	srv := h.redis
+	if h.cluster != nil {
+		ids := scheduleIDs()
+		id := ids[h.next%len(ids)]
+		h.next++
+		srv = h.cluster.MasterForKey(leader.KeysAt(h.layout.Partition(h.layout.ForSchedule(id))).Lock)
+	}
 	h.log(event{At: time.Now(), Kind: "redis-down"})
-	h.redis.Kill()
+	srv.Kill()
 	time.Sleep(500 * time.Millisecond)
-	h.redis.Restart()
+	srv.Restart()
 	h.log(event{At: time.Now(), Kind: "redis-up"})
+	if h.cluster != nil {
+		h.cluster.WaitHealthy()
+	}
+}
+
+// failoverMaster moves the master of the partition of the next schedule in
+// turn to its replica (CLUSTER FAILOVER: the master pauses, the replica
+// catches up and is elected), on a cluster only. Nothing acknowledged is
+// lost; the clients follow MOVED.
+func (h *harness) failoverMaster() {
+	ids := scheduleIDs()
+	id := ids[h.next%len(ids)]
+	h.next++
+	m := h.cluster.MasterForKey(leader.KeysAt(h.layout.Partition(h.layout.ForSchedule(id))).Lock)
+	h.log(event{At: time.Now(), Kind: "failover"})
+	h.cluster.Failover(m.Addr())
+	h.log(event{At: time.Now(), Kind: "failover-done"})
+}
+
+// url is the Redis URL of the children: the server's, or the cluster's.
+func (h *harness) url() string {
+	if h.cluster != nil {
+		return h.cluster.URL()
+	}
+	return h.redis.URL()
+}
+
+// startRedis gives the harness its Redis: a private server, or with
+// CHRONOS_TEST_CLUSTER=1 a cluster of three masters with a replica each,
+// with AOF or not. The children's cluster clients reload the slot map every
+// second (clusterOptions), as docs/cluster.md recommends.
+func (h *harness) startRedis(aof bool) {
+	if redistest.OnCluster() {
+		h.cluster = redistest.StartCluster(h.t, redistest.ClusterOptions{ReplicasPerMaster: 1, AOF: aof, NodeTimeout: 3 * time.Second})
+		h.rdb = h.cluster.NewClient(clusterOptions)
+		return
+	}
+	h.redis = redistest.Start(h.t, redistest.Options{AOF: aof})
+	h.rdb = h.redis.Client()
+}
+
+// clusterOptions are the children's (and the parent's) cluster client
+// options.
+func clusterOptions(o *redis.ClusterOptions) {
+	o.ClusterStateReloadInterval = time.Second
 }
 
 func TestChaos(t *testing.T) {
@@ -331,8 +387,8 @@ func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test skipped in -short mode")
 	}
-	srv := redistest.Start(t, redistest.Options{AOF: true})
-	h := &harness{t: t, redis: srv, rdb: srv.Client()}
+	h := &harness{t: t}
+	h.startRedis(true)
 	if os.Getenv("CHRONOS_TEST_LAYOUT") == "1" { // a namespace of a version before partitions
 		if err := h.rdb.Set(context.Background(), leader.KeysFor("").Epoch, 0, 0).Err(); err != nil {
 			t.Fatal(err)
@@ -359,12 +415,16 @@ func TestChaos(t *testing.T) {
 
 	start := time.Now()
 	faults := []func(){h.killLeader, h.termLeader, h.termFollower, h.stopLeader}
-	redisDone := false
+	redisDone, failoverDone := false, h.cluster == nil
 	for i := 0; time.Since(start) < d; i++ {
-		if !redisDone && time.Since(start) > d/2 {
+		switch {
+		case !redisDone && time.Since(start) > d/2:
 			h.restartRedis()
 			redisDone = true
-		} else {
+		case !failoverDone && time.Since(start) > d*3/4:
+			h.failoverMaster()
+			failoverDone = true
+		default:
 			faults[i%len(faults)]()
 		}
 		time.Sleep(1500 * time.Millisecond)
@@ -400,7 +460,7 @@ type report struct {
 	duration                              time.Duration
 	layout                                keyspace.Layout
 	kills, stops, leaderTerms, termsAll   int
-	redisRestarts                         int
+	redisRestarts, failovers              int
 	triggers                              map[string]int
 	duplicates                            []string
 	missing                               []string
@@ -416,8 +476,8 @@ func (r *report) failed() bool {
 func (r *report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %v, %d instances, %d schedules\n", r.layout, instances, len(scheduleIDs()))
-	fmt.Fprintf(&b, "  faults over %v: %d leader SIGKILLs, %d leader SIGSTOP/SIGCONT past the TTL, %d graceful leader handoffs (SIGTERM), %d SIGTERMs in all, %d Redis restarts\n",
-		r.duration, r.kills, r.stops, r.leaderTerms, r.termsAll, r.redisRestarts)
+	fmt.Fprintf(&b, "  faults over %v: %d leader SIGKILLs, %d leader SIGSTOP/SIGCONT past the TTL, %d graceful leader handoffs (SIGTERM), %d SIGTERMs in all, %d Redis restarts, %d cluster failovers\n",
+		r.duration, r.kills, r.stops, r.leaderTerms, r.termsAll, r.redisRestarts, r.failovers)
 	fmt.Fprintf(&b, "  triggers enqueued: %v\n", r.triggers)
 	fmt.Fprintf(&b, "  duplicates: %d %v\n", len(r.duplicates), r.duplicates)
 	fmt.Fprintf(&b, "  missing triggers: %d (unexplained %d) %v\n", len(r.missing), len(r.unexplained), r.unexplained)
@@ -523,6 +583,8 @@ func analyze(t *testing.T, c redis.UniversalClient, l keyspace.Layout, events []
 			}
 		case "redis-down":
 			r.redisRestarts++
+		case "failover":
+			r.failovers++
 		case "kill", "stop":
 			ps := led(e.Inst)
 			if len(ps) == 0 {

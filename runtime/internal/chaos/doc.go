@@ -8,7 +8,11 @@
 // none went missing that the misfire policy does not allow, and the
 // partitions of a crashed leader were taken over within LeaderTTL + 1s.
 // With CHRONOS_TEST_LAYOUT=1 it runs in layout 1, the single partition of
-// versions before partitions.
+// versions before partitions. With CHRONOS_TEST_CLUSTER=1 (make
+// test-cluster) Redis is a cluster of three masters with a replica each,
+// with AOF: the Redis restart kills the master of a partition and starts
+// it again within the node timeout, and a graceful CLUSTER FAILOVER of
+// another partition's master is added at three quarters of the run.
 //
 // The same processes show that a SIGKILLed instance's partitions, and only
 // those, move within LeaderTTL + 1s, and that a SIGTERMed one hands its

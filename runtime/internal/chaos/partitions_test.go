@@ -44,8 +44,8 @@ func partitionHarness(t *testing.T, n int) *harness {
 		t.Skip("layout 1 has a single partition")
 	}
 	redistest.Parallel(t)
-	srv := redistest.Start(t)
-	h := &harness{t: t, redis: srv, rdb: srv.Client()}
+	h := &harness{t: t}
+	h.startRedis(false)
 	var err error
 	if h.layout, err = keyspace.NewResolver(h.rdb, "", keyspace.ResolveOptions{}).Layout(context.Background()); err != nil {
 		t.Fatal(err)

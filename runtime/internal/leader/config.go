@@ -55,14 +55,15 @@ type Config struct {
 	// starts or goes on. Set it with Sentinel or managed failover, where an
 	// unreplicated lease could be lost on promotion and a second instance
 	// acquire while the first still trusts its term. A write acknowledged
-	// by too few replicas fails closed, like a Redis error. It needs a
-	// client that sends the election keys and WAIT to one primary (a
-	// standalone, Sentinel or failover client), not a cluster client.
+	// by too few replicas fails closed, like a Redis error. With a cluster
+	// client the script and WAIT go to the master of the lease's slot, on
+	// that master's own client (Primary).
 	Replicas int
 	// ReplicaTimeout bounds each WAIT. Default TTL/10.
 	ReplicaTimeout time.Duration
 	// Guard decides how many replicas each write must reach (see
-	// ReplicaGuard); share one with the other writers of the same leader.
+	// ReplicaGuard); share one with the other writers of the same leader
+	// that write to the same master (on a cluster, of the same partition).
 	// Default: NewReplicaGuard(Replicas).
 	Guard *ReplicaGuard
 	// Logger receives transitions and renewal failures. Default: discard.

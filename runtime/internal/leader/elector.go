@@ -419,7 +419,8 @@ func (e *Elector) renew(ctx context.Context) (time.Time, bool) {
 // WAIT on the same connection right after the script (WAIT counts the
 // writes of its own connection, hence the pipeline), and with a guard it
 // reads INFO replication in the same pipeline to learn the master's
-// replicas. A refusal or too few acknowledgements return an error
+// replicas; on a cluster client that pipeline goes to the master of the
+// lease's slot (Primary). A refusal or too few acknowledgements return an error
 // wrapping ErrNotReplicated; the script's own reply is still in the
 // returned command.
 func (e *Elector) eval(ctx context.Context, s *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
@@ -432,7 +433,13 @@ func (e *Elector) eval(ctx context.Context, s *redis.Script, keys []string, args
 	}
 	var cmd, wait *redis.Cmd
 	var info *redis.StringCmd
-	_, err := e.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	client, err := Primary(ctx, e.client, keys[0])
+	if err != nil {
+		cmd = redis.NewCmd(ctx)
+		cmd.SetErr(err)
+		return cmd, err
+	}
+	_, err = client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		cmd = s.Eval(ctx, p, keys, args...)
 		if required > 0 {
 			wait = p.Do(ctx, "WAIT", required, e.cfg.ReplicaTimeout.Milliseconds())
@@ -443,6 +450,7 @@ func (e *Elector) eval(ctx context.Context, s *redis.Script, keys []string, args
 	if v, ierr := info.Result(); ierr == nil {
 		g.Observe(v)
 	}
+	Reload(e.client, err)
 	if IsNoReplicas(cmd.Err()) {
 		return cmd, fmt.Errorf("%w: %v", ErrNotReplicated, cmd.Err())
 	}

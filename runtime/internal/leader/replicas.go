@@ -1,9 +1,14 @@
 package leader
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // A leader that asks for Replicas wants its writes on a replica before a
@@ -93,6 +98,17 @@ func (g *ReplicaGuard) Required() int {
 	return min(g.want, g.seen[g.current])
 }
 
+// Observed reports whether the guard has observed a master yet: until it
+// has, Required is 0.
+func (g *ReplicaGuard) Observed() bool {
+	if g == nil || g.want <= 0 {
+		return true
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.current != ""
+}
+
 // Observe takes the reply of INFO replication of the master the writes go
 // to.
 func (g *ReplicaGuard) Observe(info string) {
@@ -124,4 +140,47 @@ func parseReplication(info string) (role, replid string, connected int) {
 		}
 	}
 	return role, replid, connected
+}
+
+// WAIT counts the replicas that acknowledged the writes of its own
+// connection, on the server it runs on. On a cluster client a command
+// without keys goes to any node, so a writer that waits sends its scripts
+// and WAIT in one pipeline on the client of the master that serves their
+// keys (Primary), and tells the cluster client to reload its slot map when
+// that client answers with an error that says the map moved on (Reload),
+// since a node's own client does not follow MOVED.
+
+// Primary returns the client whose connection carries key's writes and the
+// WAIT after them: c itself, or for a cluster client the client of the
+// master that serves key's slot, as the cluster client last knew it.
+func Primary(ctx context.Context, c redis.UniversalClient, key string) (redis.UniversalClient, error) {
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		return c, nil
+	}
+	m, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("leader: the master of %s: %w", key, err)
+	}
+	return m, nil
+}
+
+// Reload makes a cluster client c reload its slot map after err, an error
+// of a call made on a node's own client (Primary): a redirection or a
+// cluster that is down or read-only there, or a failed connection. Errors
+// of the scripts themselves (a fence, a refusal, NOSCRIPT) leave it be.
+func Reload(c redis.UniversalClient, err error) {
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok || err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		msg := rerr.Error()
+		if !(strings.HasPrefix(msg, "MOVED") || strings.HasPrefix(msg, "ASK") || strings.HasPrefix(msg, "CLUSTERDOWN") ||
+			strings.HasPrefix(msg, "READONLY") || strings.HasPrefix(msg, "TRYAGAIN")) {
+			return
+		}
+	}
+	cc.ReloadState(context.Background())
 }

@@ -23,7 +23,8 @@ type Blocker struct {
 
 	mu   sync.Mutex
 	conn *redis.Conn
-	id   int64 // CLIENT ID of conn; 0 when unknown
+	id   int64         // CLIENT ID of conn; 0 when unknown
+	node *redis.Client // on a cluster, the node conn is to: CLIENT UNBLOCK goes there
 }
 
 // NewBlocker returns a Blocker over r's client.
@@ -41,7 +42,7 @@ func (b *Blocker) Cmd(ctx context.Context) redis.Cmdable {
 			if err != nil {
 				return b.r.C
 			}
-			b.conn = m.Conn()
+			b.conn, b.node = m.Conn(), m
 		case interface{ Conn() *redis.Conn }:
 			b.conn = c.Conn()
 		default:
@@ -58,38 +59,54 @@ func (b *Blocker) Cmd(ctx context.Context) redis.Cmdable {
 	return b.conn
 }
 
-// Reset drops the dedicated connection after an error.
-func (b *Blocker) Reset() {
+// Reset drops the dedicated connection after an error. On a cluster, an
+// error that says the node may no longer serve the partition (the
+// connection failed or timed out) makes the cluster client reload its slot
+// map, so that the next connection goes to the master that serves it now:
+// the dedicated connection is a node's own, which the cluster client's
+// hooks (ReloadOnFailure) do not see.
+func (b *Blocker) Reset(err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.conn != nil {
 		_ = b.conn.Close()
 	}
-	b.conn, b.id = nil, 0
+	b.conn, b.id, b.node = nil, 0, nil
+	if cc, ok := b.r.C.(*redis.ClusterClient); ok && staleMap(err) {
+		cc.ReloadState(context.Background())
+	}
 }
 
 // Unblock ends a blocking read in progress on the dedicated connection, if
 // any; the read returns as if it had timed out.
 func (b *Blocker) Unblock(ctx context.Context) {
 	b.mu.Lock()
-	id := b.id
+	id, node := b.id, b.node
 	b.mu.Unlock()
 	if id == 0 {
 		return
 	}
-	if c, ok := b.r.C.(*redis.ClusterClient); ok {
+	if node != nil {
 		// CLIENT UNBLOCK has no key, so it must go to the node holding the
-		// connection: the master of the namespace's slot.
-		if m, err := c.MasterForKey(ctx, b.r.K.Dead()); err == nil {
-			_ = m.ClientUnblock(ctx, id).Err()
-		}
+		// connection (after a failover, no longer the partition's master).
+		_ = node.ClientUnblock(ctx, id).Err()
 		return
 	}
 	_ = b.r.C.ClientUnblock(ctx, id).Err()
 }
 
 // Close releases the dedicated connection.
-func (b *Blocker) Close() { b.Reset() }
+func (b *Blocker) Close() { b.Reset(nil) }
+
+// abort closes the dedicated connection under a read in progress, which
+// then fails; the reader's Reset does the rest.
+func (b *Blocker) abort() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.conn != nil {
+		_ = b.conn.Close()
+	}
+}
 
 // Blockers are a fetcher's blocking reads over every partition of a Store
 // (docs/queue.md, "Wake-ups"). Off a cluster they are one dedicated
@@ -132,7 +149,7 @@ func (b *Blockers) Read(ctx context.Context, consumer string, streams []PartQueu
 		bl := b.bs[0]
 		es, err := b.s.blockRead(ctx, bl.Cmd(ctx), consumer, streams, n, block)
 		if err != nil {
-			bl.Reset()
+			bl.Reset(err)
 		}
 		return es, err
 	}
@@ -149,7 +166,7 @@ func (b *Blockers) Read(ctx context.Context, consumer string, streams []PartQueu
 		bl := b.bs[byPart[0][0].Part]
 		es, err := b.s.blockRead(ctx, bl.Cmd(ctx), consumer, byPart[0], n, block)
 		if err != nil {
-			bl.Reset()
+			bl.Reset(err)
 		}
 		return es, err
 	}
@@ -164,7 +181,7 @@ func (b *Blockers) Read(ctx context.Context, consumer string, streams []PartQueu
 			bl := b.bs[g[0].Part]
 			es, err := b.s.blockRead(ctx, bl.Cmd(ctx), consumer, g, n, block)
 			if err != nil {
-				bl.Reset()
+				bl.Reset(err)
 			}
 			res[i] = result{es, err}
 			done <- i
@@ -184,8 +201,19 @@ func (b *Blockers) Read(ctx context.Context, consumer string, streams []PartQueu
 		unblockAll(ctx, b.s.C, bs)
 	}
 	var again <-chan time.Time // after the first unblock: the reads that began after it
+	// A read on a node that hangs (a frozen host) would keep the round
+	// until go-redis's own deadline, block + 10 s; past block + a second,
+	// its connection is closed instead, which ends it with an error.
+	late := time.NewTimer(block + time.Second)
+	defer late.Stop()
 	for left := len(byPart); left > 0; {
 		select {
+		case <-late.C:
+			for i, g := range byPart {
+				if running[i] {
+					b.bs[g[0].Part].abort()
+				}
+			}
 		case i := <-done:
 			left--
 			running[i] = false
@@ -230,8 +258,7 @@ func unblockAll(ctx context.Context, c redis.UniversalClient, bs []*Blocker) {
 		bs[0].Unblock(ctx)
 		return
 	}
-	cc, ok := c.(*redis.ClusterClient)
-	if !ok {
+	if _, ok := c.(*redis.ClusterClient); !ok {
 		for _, bl := range bs {
 			bl.Unblock(ctx)
 		}
@@ -240,16 +267,12 @@ func unblockAll(ctx context.Context, c redis.UniversalClient, bs []*Blocker) {
 	byNode := map[*redis.Client][]int64{}
 	for _, bl := range bs {
 		bl.mu.Lock()
-		id := bl.id
+		id, node := bl.id, bl.node
 		bl.mu.Unlock()
-		if id == 0 {
+		if id == 0 || node == nil {
 			continue
 		}
-		m, err := cc.MasterForKey(ctx, bl.r.K.Dead())
-		if err != nil {
-			continue
-		}
-		byNode[m] = append(byNode[m], id)
+		byNode[node] = append(byNode[node], id)
 	}
 	for m, ids := range byNode {
 		_, _ = m.Pipelined(ctx, func(p redis.Pipeliner) error {

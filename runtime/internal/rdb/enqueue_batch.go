@@ -29,6 +29,7 @@ import (
 // waits for them and makes later calls send on their own.
 type EnqueueBatcher struct {
 	c redis.UniversalClient
+	w *Replication // nil: no waiting for replicas
 
 	mu       sync.Mutex
 	idle     sync.Cond // signalled when inflight drops; Close waits on it
@@ -55,9 +56,11 @@ type enqueueReq struct {
 	done chan struct{}
 }
 
-// NewEnqueueBatcher returns a batcher over c. It starts no goroutine.
-func NewEnqueueBatcher(c redis.UniversalClient) *EnqueueBatcher {
-	b := &EnqueueBatcher{c: c}
+// NewEnqueueBatcher returns a batcher over c whose round trips wait for
+// w's replicas (nil: none; EnqueueItemsReplicated). It starts no
+// goroutine.
+func NewEnqueueBatcher(c redis.UniversalClient, w *Replication) *EnqueueBatcher {
+	b := &EnqueueBatcher{c: c, w: w}
 	b.idle.L = &b.mu
 	return b
 }
@@ -76,7 +79,7 @@ func (b *EnqueueBatcher) Enqueue(ctx context.Context, it *EnqueueItem) error {
 			b.inflight++
 		}
 		b.mu.Unlock()
-		err := EnqueueItems(ctx, b.c, []*EnqueueItem{it})
+		err := EnqueueItemsReplicated(ctx, b.c, []*EnqueueItem{it}, b.w)
 		if direct {
 			b.done()
 		}
@@ -140,7 +143,7 @@ func (b *EnqueueBatcher) send() {
 		// No caller's context: the batch carries many callers' enqueues,
 		// and each caller stops waiting on its own context. The client's
 		// timeouts bound the round trip.
-		if err := EnqueueItems(context.Background(), b.c, items); err != nil {
+		if err := EnqueueItemsReplicated(context.Background(), b.c, items, b.w); err != nil {
 			for _, it := range items {
 				if it.Err == nil && it.GotID == "" {
 					it.Err = err

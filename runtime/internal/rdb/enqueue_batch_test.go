@@ -45,7 +45,7 @@ func TestEnqueueBatcherGivesEachCallItsOwnResult(t *testing.T) {
 	c.AddHook(trips)
 	r := New(c, "")
 	ctx := context.Background()
-	b := NewEnqueueBatcher(r.C)
+	b := NewEnqueueBatcher(r.C, nil)
 	defer b.Close()
 
 	const n = 300
@@ -125,7 +125,7 @@ func TestEnqueueBatcherCancelledWhileWaiting(t *testing.T) {
 	c := s.Client()
 	r := New(c, "")
 	ctx := context.Background()
-	b := NewEnqueueBatcher(r.C)
+	b := NewEnqueueBatcher(r.C, nil)
 	defer b.Close()
 	if err := c.Ping(ctx).Err(); err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func TestEnqueueBatcherLeavesNoGoroutines(t *testing.T) {
 	s := redistest.Start(t)
 	r := New(s.Client(), "")
 	ctx := context.Background()
-	b := NewEnqueueBatcher(r.C)
+	b := NewEnqueueBatcher(r.C, nil)
 	for i := range 20 {
 		if err := b.Enqueue(ctx, item(r, i, time.Now())); err != nil {
 			t.Fatal(err)

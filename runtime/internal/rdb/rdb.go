@@ -451,17 +451,7 @@ func EnqueueItems(ctx context.Context, c redis.UniversalClient, items []*Enqueue
 		p := c.Pipeline()
 		cmds := make([]redis.Cmder, len(todo))
 		for i, it := range todo {
-			if it.direct() {
-				cmds[i] = xaddCmd(ctx, it)
-			} else {
-				keys, args := enqueueCall(it)
-				c := make([]any, 0, 3+len(keys)+len(args))
-				c = append(c, "evalsha", enqueueScript.Hash(), len(keys))
-				for _, k := range keys {
-					c = append(c, k)
-				}
-				cmds[i] = redis.NewCmd(ctx, append(c, args...)...)
-			}
+			cmds[i] = enqueueCmd(ctx, it)
 			_ = p.Process(ctx, cmds[i])
 		}
 		_, _ = p.Exec(ctx)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/chronos-go/chronos/runtime/internal/leader"
 )
 
 // scriptCall is one invocation of a script in a pipeline.
@@ -31,10 +33,18 @@ type waitFor struct {
 // script is loaded; the script is not loaded up front, which would cost a
 // round trip per call. With w, the pipeline ends with WAIT, which counts
 // the writes of its own connection: a pipeline keeps it on the scripts'
-// connection, and INFO replication is read. Errors of individual calls are
-// left in their commands; the
-// error returned is a connection failure that reached none of them.
+// connection, and INFO replication is read; the calls must then all be of
+// one slot, whose master's own client carries the pipeline on a cluster
+// (leader.Primary). Errors of individual calls are left in their commands;
+// the error returned is a connection failure that reached none of them.
 func (s *Store) evalPipelined(ctx context.Context, script *redis.Script, calls []scriptCall, w *waitFor) ([]*redis.Cmd, error) {
+	client := s.client
+	if w != nil && len(calls) > 0 {
+		var err error
+		if client, err = leader.Primary(ctx, s.client, calls[0].keys[0]); err != nil {
+			return nil, err
+		}
+	}
 	cmds := make([]*redis.Cmd, len(calls))
 	todo := make([]int, len(calls))
 	for i := range todo {
@@ -42,13 +52,14 @@ func (s *Store) evalPipelined(ctx context.Context, script *redis.Script, calls [
 	}
 	for attempt := 0; len(todo) > 0 && attempt < 2; attempt++ {
 		if attempt > 0 {
-			if err := script.Load(ctx, s.client).Err(); err != nil {
+			if err := script.Load(ctx, client).Err(); err != nil {
+				leader.Reload(s.client, err)
 				return nil, err
 			}
 		}
 		var wait *redis.Cmd
 		var info *redis.StringCmd
-		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, i := range todo {
 				cmds[i] = script.EvalSha(ctx, p, calls[i].keys, calls[i].args...)
 			}
@@ -60,6 +71,9 @@ func (s *Store) evalPipelined(ctx context.Context, script *redis.Script, calls [
 			}
 			return nil
 		})
+		if client != s.client {
+			leader.Reload(s.client, err)
+		}
 		if err != nil && !isScriptErr(err) {
 			return nil, err
 		}
