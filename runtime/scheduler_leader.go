@@ -25,7 +25,7 @@ type session struct {
 	part    int
 	elector *leader.Elector
 	term    leader.Term
-	loop    *firing.Loop
+	loop    *firing.Queue[*schedEntry]
 	cancel  context.CancelFunc
 
 	// fireMu serializes evaluate-and-fire rounds (loop wake-ups, reloads,
@@ -59,7 +59,7 @@ func (ss *session) refreshEvery() time.Duration {
 func (ss *session) run(ctx context.Context) {
 	ctx, ss.cancel = context.WithCancel(ctx)
 	defer ss.cancel()
-	ss.loop = firing.New(firing.Config{Fire: ss.onFire, OnAnomaly: ss.onAnomaly, Clock: ss.s.clock})
+	ss.loop = firing.NewQueue(firing.QueueConfig[*schedEntry]{Fire: ss.onFire, OnAnomaly: ss.onAnomaly, Clock: ss.s.clock})
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ss.refresh(ctx)
@@ -170,6 +170,9 @@ func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 				}
 				continue
 			}
+			if e != nil {
+				ss.retire(e) // its plan is stale: the new entry takes over
+			}
 			e = &schedEntry{id: id, hash: hash, created: sc.Created.UnixMilli(), plan: p, state: storedState(sc, p)}
 			ss.entries[id] = e
 		}
@@ -277,8 +280,9 @@ func storedState(sc *schedstore.Schedule, p *plan) trigger.State {
 	return st
 }
 
-// onFire is the firing loop's callback.
-func (ss *session) onFire(ctx context.Context, now time.Time, batch []firing.Due) {
+// onFire is the firing loop's callback: due holds the entries whose fire
+// time came, out of the loop; each round puts them back (place).
+func (ss *session) onFire(ctx context.Context, now time.Time, due []*schedEntry) {
 	ss.fireMu.Lock()
 	defer ss.fireMu.Unlock()
 	if !ss.trusted() {
@@ -288,8 +292,8 @@ func (ss *session) onFire(ctx context.Context, now time.Time, batch []firing.Due
 	r := ss.newRound(now)
 	r.ahead = ss.s.cfg.FireAhead // the loop wakes FireAhead before each fire time
 	ss.mu.Lock()
-	for _, d := range batch {
-		if e := ss.entries[d.ID]; e != nil {
+	for _, e := range due {
+		if !e.gone { // forgotten or replaced since the loop handed it over
 			r.add(e, "trigger")
 		}
 	}

@@ -21,7 +21,8 @@ type schedEntry struct {
 	hash      defHash
 	created   int64 // the registry's created (unix ms), the plan's anchor
 	plan      *plan
-	next      firing.NextFunc // the loop's view of plan.trig (nextFunc), made once
+	slot      firing.Slot // its place in the session's firing loop
+	gone      bool        // forgotten, or replaced by a new entry (a new definition)
 	state     trigger.State
 	pause     *schedstore.PauseInfo
 	jobPauses map[string]schedstore.PauseInfo
@@ -33,6 +34,9 @@ type schedEntry struct {
 	failures int32
 	retryAt  int64 // unix ns; 0: none
 }
+
+// FiringSlot is e's place in the session's firing loop (firing.Entry).
+func (e *schedEntry) FiringSlot() *firing.Slot { return &e.slot }
 
 func (e *schedEntry) paused(now time.Time) bool { return e.pause != nil && e.pause.Active(now) }
 
@@ -47,9 +51,9 @@ func (e *schedEntry) jobPaused(now time.Time) func(string) bool {
 	return func(job string) bool { p, ok := pauses[job]; return ok && p.Active(now) }
 }
 
-// nextFunc is the firing loop's view of the trigger, ahead seconds early
-// (SchedulerConfig.FireAhead); the session resets the loop entry from the
-// evaluated state after every firing anyway.
+// nextFunc is the isolated runner's firing loop's view of the trigger,
+// ahead seconds early; the runner resets the loop entry from the evaluated
+// state after every firing anyway.
 func (e *schedEntry) nextFunc(ahead time.Duration) firing.NextFunc {
 	trig := e.plan.trig
 	return func(after time.Time) time.Time {
@@ -152,16 +156,12 @@ func (s *Scheduler) catchup(e *schedEntry, now time.Time) trigger.Result {
 // place puts e's next fire time in the loop, or takes it out.
 func (ss *session) place(e *schedEntry, now time.Time) {
 	if e.dirty || e.paused(now) || e.state.Complete || e.state.Next.IsZero() {
-		ss.loop.Remove(e.id)
+		ss.loop.Remove(e)
 		ss.idle[e.id] = true
 		return
 	}
 	delete(ss.idle, e.id)
-	ahead := ss.s.cfg.FireAhead
-	if e.next == nil {
-		e.next = e.nextFunc(ahead)
-	}
-	ss.loop.SetAt(e.id, e.next, e.state.Next.Add(-ahead))
+	ss.loop.Set(e, e.state.Next.Add(-ss.s.cfg.FireAhead))
 }
 
 // save writes states that changed without a firing (a misfire policy
@@ -283,13 +283,22 @@ func (ss *session) markDirty(id string) {
 	if e := ss.entries[id]; e != nil {
 		e.dirty = true
 		ss.idle[id] = true
-		ss.loop.Remove(id)
+		ss.loop.Remove(e)
 	}
 }
 
 // forget drops entry id. ss.mu is held.
 func (ss *session) forget(id string) {
+	if e := ss.entries[id]; e != nil {
+		ss.retire(e)
+	}
 	delete(ss.entries, id)
 	delete(ss.idle, id)
-	ss.loop.Remove(id)
+}
+
+// retire takes e out of the firing loop for good: it was forgotten or
+// replaced. A batch the loop handed over before skips it. ss.mu is held.
+func (ss *session) retire(e *schedEntry) {
+	e.gone = true
+	ss.loop.Remove(e)
 }
