@@ -48,7 +48,7 @@ func newOverlapRig(t *testing.T, o Overlap, processIn time.Duration) *overlapRig
 	s.store = testStore(t, srv.Client())                                         // fire without Start
 	q := &rdb.RDB{C: srv.Client(), K: QueueKeysOf(t, srv.Client(), rigSchedule)} // the schedule's partition
 	r := &overlapRig{t: t, ctx: context.Background(), c: srv.Client(), q: q, s: s, logs: logs,
-		plan: &plan{overlap: o, jobs: []planJob{{Job: &schedstore.Job{Name: mainJob, Kind: "tick", Payload: json.RawMessage(`{"n":1}`)},
+		plan: &plan{overlap: o, jobs: []planJob{{Job: schedstore.Job{Name: mainJob, Kind: "tick", Payload: json.RawMessage(`{"n":1}`)},
 			opts: &taskOptions{processIn: processIn}}}},
 		slot: time.Now().Truncate(time.Second), term: holdLease(t, srv.Client())}
 	if err := r.q.EnsureGroup(r.ctx, DefaultQueue); err != nil {

@@ -33,20 +33,20 @@ type session struct {
 	// stored last_fired, so two rounds of one schedule must not race.
 	fireMu sync.Mutex
 
-	mu        sync.Mutex // guards entries, idle and the entries' fields
-	entries   map[string]*schedEntry
-	isolated  map[string]bool // isolated schedules: each instance fires them itself
-	idle      map[string]bool // entries not in the loop: paused, dirty, complete
-	version   string          // last seen value of the partition's change counter
-	lastSweep time.Time       // last Sweep
-	loaded    bool            // the registry was loaded once this term
+	mu        sync.Mutex               // guards entries, idle and the entries' fields
+	entries   entries                  // sorted by ID
+	isolated  map[string]bool          // isolated schedules: each instance fires them itself
+	idle      map[*schedEntry]struct{} // entries not in the loop: paused, dirty, complete
+	version   string                   // last seen value of the partition's change counter
+	lastSweep time.Time                // last Sweep
+	loaded    bool                     // the registry was loaded once this term
 	// recoveries is the Scheduler's count of write recoveries this
 	// session last acted on (faultLog.recoveries).
 	recoveries int64
 }
 
 func newSession(s *Scheduler, part int, e *leader.Elector, term leader.Term) *session {
-	return &session{s: s, part: part, elector: e, term: term, entries: map[string]*schedEntry{}, isolated: map[string]bool{}, idle: map[string]bool{},
+	return &session{s: s, part: part, elector: e, term: term, isolated: map[string]bool{}, idle: map[*schedEntry]struct{}{},
 		recoveries: s.faults.recoveries.Load()}
 }
 
@@ -142,7 +142,7 @@ func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 	s := ss.s
 	r := ss.newRound(s.now())
 	ss.mu.Lock()
-	seen := make(map[string]bool, len(list))
+	kept := make(entries, 0, len(list))
 	clear(ss.isolated)
 	for i := range list {
 		sc := &list[i]
@@ -153,37 +153,40 @@ func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 		if !sc.Retired.IsZero() {
 			continue // a tombstone: it does not fire (forgotten below)
 		}
-		seen[sc.ID] = true
-		e := ss.entries[sc.ID]
-		if e == nil || e.hash != hashOf(sc.DefHash) || e.created != sc.Created.UnixMilli() {
-			def, id, hash := &sc.Definition, sc.ID, hashOf(sc.DefHash)
-			if i, ok := s.declared(sc.ID); ok && s.hashes[i] == hash {
-				// This instance declares it as stored: the plan shares the
-				// declaration's strings instead of keeping the reply's.
-				def, id = &s.defs[i], s.defs[i].ID
-			}
-			p, err := compile(*def, sc.Created)
-			if err != nil {
-				s.log.Error("chronos: leader: schedule cannot be fired", "schedule", sc.ID, "err", err)
-				if e != nil {
-					ss.forget(sc.ID)
+		e := ss.entries.find(sc.ID)
+		hash, created := hashOf(sc.DefHash), msOf(sc.Created)
+		if e == nil || e.d.hash != hash || e.d.created != created {
+			// This instance declares it as stored: the entry shares the
+			// declaration, compiled for the same created, instead of
+			// keeping the reply's definition and a plan of its own.
+			d := s.shared(sc.ID, hash, created)
+			if d == nil {
+				var err error
+				if d, err = newDecl(&sc.Definition, sc.Created, hash); err != nil {
+					s.log.Error("chronos: leader: schedule cannot be fired", "schedule", sc.ID, "err", err)
+					if e != nil {
+						ss.retire(e) // forgotten below
+					}
+					continue
 				}
-				continue
 			}
 			if e != nil {
 				ss.retire(e) // its plan is stale: the new entry takes over
 			}
-			e = &schedEntry{id: id, hash: hash, created: sc.Created.UnixMilli(), plan: p, state: storedState(sc, p)}
-			ss.entries[id] = e
+			e = &schedEntry{d: d}
+			e.setState(storedState(sc, &d.plan))
 		}
-		e.pause, e.jobPauses = sc.State.Pause, sc.State.JobPauses
+		kept = append(kept, e)
+		e.setPauses(sc.State.Pause, sc.State.JobPauses)
 		r.add(e, "catchup")
 	}
-	for id := range ss.entries {
-		if !seen[id] {
-			ss.forget(id)
+	kept = kept.sorted()
+	for _, e := range ss.entries {
+		if kept.find(e.id()) != e {
+			ss.retire(e)
 		}
 	}
+	ss.entries = kept
 	ss.mu.Unlock()
 	r.commit(ctx)
 }
@@ -194,15 +197,14 @@ func (ss *session) repair(ctx context.Context) {
 	ss.reloadDirty(ctx)
 	r := ss.newRound(ss.s.now())
 	ss.mu.Lock()
-	for id := range ss.idle {
-		e := ss.entries[id]
-		if e == nil || e.dirty {
+	for e := range ss.idle {
+		if e.dirty {
 			continue
 		}
-		if e.pause != nil && !e.pause.Until.IsZero() && !e.paused(r.now) {
-			e.pause = nil // expired: evaluate as resumed
+		if m := e.more; m != nil && m.pause != nil && !m.pause.Until.IsZero() && !e.paused(r.now) {
+			e.resume() // expired: evaluate as resumed
 		}
-		if e.paused(r.now) || e.state.Complete {
+		if e.paused(r.now) || e.complete() {
 			continue
 		}
 		r.add(e, "catchup")
@@ -216,34 +218,33 @@ func (ss *session) reloadDirty(ctx context.Context) {
 	s := ss.s
 	ss.mu.Lock()
 	ss.recovered()
-	var dirty []string
-	for id := range ss.idle {
-		if e := ss.entries[id]; e != nil && e.dirty {
-			dirty = append(dirty, id)
+	var dirty []*schedEntry
+	for e := range ss.idle {
+		if e.dirty {
+			dirty = append(dirty, e)
 		}
 	}
 	ss.mu.Unlock()
 	now := s.now()
-	for _, id := range dirty {
+	for _, e := range dirty {
 		ss.mu.Lock()
-		e := ss.entries[id]
-		wait := e != nil && now.UnixNano() < e.retryAt
+		wait := !e.gone && now.UnixNano() < e.retryAt()
 		ss.mu.Unlock()
 		if wait {
 			continue // backing off after a failed write
 		}
-		sc, err := s.store.Get(ctx, id)
+		sc, err := s.store.Get(ctx, e.id())
 		ss.mu.Lock()
-		e = ss.entries[id]
 		switch {
-		case e == nil:
+		case e.gone:
 		case errors.Is(err, schedstore.ErrNotFound):
-			ss.forget(id)
+			ss.forget(e)
 		case err != nil:
-			ss.warn(ctx, "chronos: leader: reload schedule "+id, err)
+			ss.warn(ctx, "chronos: leader: reload schedule "+e.id(), err)
 		default:
-			e.state, e.dirty = storedState(&sc, e.plan), false
-			e.pause, e.jobPauses = sc.State.Pause, sc.State.JobPauses
+			e.setState(storedState(&sc, e.plan()))
+			e.dirty = false
+			e.setPauses(sc.State.Pause, sc.State.JobPauses)
 		}
 		ss.mu.Unlock()
 	}

@@ -3,8 +3,6 @@ package chronos
 import (
 	"context"
 	"encoding/hex"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +23,7 @@ const mirrorSkew = 10 * time.Second
 // reads back only what others changed: without that, a leader firing
 // 1,000 triggers a second would read 1,000 schedules a second back.
 //
-// Entries are kept by declaration index (Scheduler.defs), in a slice, and
+// Entries are kept by declaration index (Scheduler.own), in a slice, and
 // in a compact form: this memory is per schedule, on every instance.
 type mirror struct {
 	mu      sync.Mutex
@@ -76,23 +74,30 @@ func (m *mirrored) schedule(d schedstore.Definition, hash defHash, self schedsto
 		}}
 }
 
-// fill reads every declared schedule, at Start.
-func (m *mirror) fill(ctx context.Context, store *schedstore.Store, defs []schedstore.Definition, now time.Time) error {
-	ids := make([]string, len(defs))
-	for i := range defs {
-		ids[i] = defs[i].ID
+// fill reads every declared schedule (own), at Start.
+func (m *mirror) fill(ctx context.Context, store *schedstore.Store, own []decl, now time.Time) error {
+	ids := make([]string, len(own))
+	byID := make(map[string]*decl, len(own))
+	for i := range own {
+		ids[i] = own[i].id
+		byID[ids[i]] = &own[i]
 	}
 	scores, err := store.ChangeScores(ctx, ids)
 	if err != nil {
 		return err
 	}
-	got, err := store.GetStates(ctx, ids, jobNamesOf(defs))
+	got, err := store.GetStates(ctx, ids, func(id string) []string {
+		if d := byID[id]; d != nil {
+			return d.jobNames()
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.entries = make([]mirrored, len(defs))
+	m.entries = make([]mirrored, len(own))
 	for i, id := range ids {
 		if sc, ok := got[id]; ok {
 			m.entries[i] = mirror1(sc, scores[id])
@@ -102,10 +107,22 @@ func (m *mirror) fill(ctx context.Context, store *schedstore.Store, defs []sched
 	return nil
 }
 
+// anchor compiles the declarations again for the registry's created
+// (decl.anchor), as fill read it.
+func (m *mirror) anchor(own []decl) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.entries {
+		if e := &m.entries[i]; e.known && i < len(own) {
+			own[i].anchor(e.created)
+		}
+	}
+}
+
 // update reads the declared schedules (index: declaration index by ID, in
-// defs) that changed since the last look and that the mirror does not
+// own) that changed since the last look and that the mirror does not
 // hold already: their state, not their definitions (GetStates).
-func (m *mirror) update(ctx context.Context, store *schedstore.Store, defs []schedstore.Definition, index func(id string) (int, bool), now time.Time) error {
+func (m *mirror) update(ctx context.Context, store *schedstore.Store, own []decl, index func(id string) (int, bool), now time.Time) error {
 	m.mu.Lock()
 	since := m.seen.Add(-mirrorSkew)
 	m.mu.Unlock()
@@ -127,7 +144,7 @@ func (m *mirror) update(ctx context.Context, store *schedstore.Store, defs []sch
 	m.mu.Unlock()
 	got, err := store.GetStates(ctx, ids, func(id string) []string {
 		if i, ok := index(id); ok {
-			return jobNames(&defs[i])
+			return own[i].jobNames()
 		}
 		return nil
 	})
@@ -169,42 +186,19 @@ func (m *mirror) fired(i int, st schedstore.TriggerState, outcome string, now ti
 }
 
 // seeds returns the schedules to put back, each this instance's
-// declaration (defs, with their hashes) with what the mirror kept of its
-// registry entry, and when the mirror was last brought up to date. A
-// schedule the mirror never saw is left to Register.
-func (m *mirror) seeds(defs []schedstore.Definition, hashes []defHash, self schedstore.Declarer) ([]schedstore.Schedule, time.Time) {
+// declaration (defs, made from own, with own's hashes) with what the
+// mirror kept of its registry entry, and when the mirror was last brought
+// up to date. A schedule the mirror never saw is left to Register.
+func (m *mirror) seeds(defs []schedstore.Definition, own []decl, self schedstore.Declarer) ([]schedstore.Schedule, time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]schedstore.Schedule, 0, len(m.entries))
 	for i := range m.entries {
 		if e := &m.entries[i]; e.known && i < len(defs) {
-			out = append(out, e.schedule(defs[i], hashes[i], self))
+			out = append(out, e.schedule(defs[i], own[i].hash, self))
 		}
 	}
 	return out, m.at
-}
-
-// jobNames returns the names of d's jobs, whose pauses the mirror keeps.
-func jobNames(d *schedstore.Definition) []string {
-	out := make([]string, len(d.Jobs))
-	for i, j := range d.Jobs {
-		out[i] = j.Name
-	}
-	return out
-}
-
-// jobNamesOf returns jobNames by schedule ID, for defs.
-func jobNamesOf(defs []schedstore.Definition) func(id string) []string {
-	byID := make(map[string]*schedstore.Definition, len(defs))
-	for i := range defs {
-		byID[defs[i].ID] = &defs[i]
-	}
-	return func(id string) []string {
-		if d := byID[id]; d != nil {
-			return jobNames(d)
-		}
-		return nil
-	}
 }
 
 // msOf is t in unix ms, 0 for the zero time.
@@ -233,12 +227,6 @@ func internOutcome(o string) string {
 		return "skipped:overlap"
 	}
 	return o
-}
-
-// declared returns the position of schedule id among this instance's
-// declarations (Scheduler.defs, sorted by ID), from Start on.
-func (s *Scheduler) declared(id string) (int, bool) {
-	return slices.BinarySearchFunc(s.defs, id, func(d schedstore.Definition, id string) int { return strings.Compare(d.ID, id) })
 }
 
 // defHash is a definition hash (schedstore.Definition.Hash: 24 hex

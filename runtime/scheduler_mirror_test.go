@@ -124,5 +124,5 @@ func mirroredOf(s *Scheduler, id string) (schedstore.Schedule, int64) {
 	defer s.mirror.mu.Unlock()
 	i, _ := s.declared(id)
 	e := s.mirror.entries[i]
-	return e.schedule(s.defs[i], s.hashes[i], s.self.Declarer()), e.asOf
+	return e.schedule(s.own[i].definition(), s.own[i].hash, s.self.Declarer()), e.asOf
 }
