@@ -133,4 +133,7 @@ func TestEntryStateRoundTrips(t *testing.T) {
 	if n := unsafe.Sizeof(schedEntry{}); n > 64 {
 		t.Errorf("schedEntry is %d bytes, want at most 64", n)
 	}
+	if n := unsafe.Sizeof(mirrored{}); n > 72 {
+		t.Errorf("mirrored is %d bytes, want at most 72", n)
+	}
 }
