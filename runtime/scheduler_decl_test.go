@@ -67,6 +67,15 @@ func TestDeclarationsMakeTheirDefinitionsAgain(t *testing.T) {
 	if own[0].more != nil || own[0].spec == "" {
 		t.Errorf("a plain cron schedule holds more (%+v) or no spec", own[0].more)
 	}
+	var plain []*decl
+	for i := range own {
+		if own[i].job != nil && own[i].job.options == nil {
+			plain = append(plain, &own[i])
+		}
+	}
+	if len(plain) < 3 || plain[0].job != plain[len(plain)-1].job {
+		t.Errorf("%d declarations of one job name, kind and options do not share a template", len(plain))
+	}
 	for i := range own {
 		if own[i].id == "once" && own[i].spec != "" {
 			t.Errorf("a simple trigger with a start keeps its spec %q", own[i].spec)
@@ -96,7 +105,7 @@ func TestAnchoredDeclarationsCompileAsTheRegistrysDefinition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := &own[i].plan
+		got := own[i].plan(own[i].trigger())
 		if !reflect.DeepEqual(got.trig, want.trig) || got.policy != want.policy || got.overlap != want.overlap ||
 			!reflect.DeepEqual(got.jobs, want.jobs) {
 			t.Errorf("%s: plan\n got %+v\nwant %+v", defs[i].ID, got, want)

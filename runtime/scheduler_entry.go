@@ -68,10 +68,6 @@ func (e *schedEntry) FiringSlot() *firing.Slot { return &e.slot }
 // id is the schedule's ID.
 func (e *schedEntry) id() string { return e.d.id }
 
-// plan is the schedule's plan, which stays valid (and unchanged) after the
-// entry is replaced.
-func (e *schedEntry) plan() *plan { return &e.d.plan }
-
 func (e *schedEntry) paused(now time.Time) bool { return e.more != nil && e.more.paused(now) }
 
 func (e *schedEntry) jobPaused(now time.Time) func(string) bool {

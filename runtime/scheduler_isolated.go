@@ -145,7 +145,7 @@ func (r *isolatedRunner) onFire(ctx context.Context, now time.Time, batch []firi
 		if e == nil || e.paused(now) {
 			continue
 		}
-		res := r.s.catchup(e.id, e.plan, e.state, now)
+		res := r.s.catchup(e.id, e.plan.trig, e.plan.policy, e.state, now)
 		for _, f := range res.Fires {
 			r.fire(e, f.Scheduled, "isolated", now)
 		}

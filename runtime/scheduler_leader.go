@@ -174,7 +174,7 @@ func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 				ss.retire(e) // its plan is stale: the new entry takes over
 			}
 			e = &schedEntry{d: d}
-			e.setState(storedState(sc, &d.plan))
+			e.setState(storedState(sc, d.trigger()))
 		}
 		kept = append(kept, e)
 		e.setPauses(sc.State.Pause, sc.State.JobPauses)
@@ -242,7 +242,7 @@ func (ss *session) reloadDirty(ctx context.Context) {
 		case err != nil:
 			ss.warn(ctx, "chronos: leader: reload schedule "+e.id(), err)
 		default:
-			e.setState(storedState(&sc, e.plan()))
+			e.setState(storedState(&sc, e.d.trigger()))
 			e.dirty = false
 			e.setPauses(sc.State.Pause, sc.State.JobPauses)
 		}
@@ -250,29 +250,30 @@ func (ss *session) reloadDirty(ctx context.Context) {
 	}
 }
 
-// storedState converts a stored schedule's state to the trigger's. A
+// storedState converts a stored schedule's state to that of its trigger
+// trig. A
 // schedule never evaluated starts from the trigger's initial state. After
 // a definition change the stored fire times belong to the old trigger: the
 // new one continues with its first fire time after the later of the change
 // and the last firing (missed ones since the change are then caught up per
 // policy), keeping last_fired; a simple trigger's repeat count starts over.
-func storedState(sc *schedstore.Schedule, p *plan) trigger.State {
+func storedState(sc *schedstore.Schedule, trig trigger.Trigger) trigger.State {
 	ts := sc.State.TriggerState
 	if ts.Next.IsZero() && !ts.Complete {
-		return trigger.Initial(p.trig)
+		return trigger.Initial(trig)
 	}
 	st := trigger.State{
 		Next: ts.Next, Prev: ts.Prev, Start: ts.Start,
 		TimesTriggered: int(ts.TimesTriggered), RepeatCount: int(ts.RepeatCount), Complete: ts.Complete,
 	}
 	if sc.DefChanged.After(sc.State.Saved) {
-		init := trigger.Initial(p.trig)
+		init := trigger.Initial(trig)
 		after := sc.DefChanged
 		if ts.Prev.After(after) {
 			after = ts.Prev
 		}
 		if !init.Complete && init.Next.Before(after) {
-			next, ok := p.trig.FireTimeAfter(after)
+			next, ok := trig.FireTimeAfter(after)
 			init.Next, init.Complete = next, !ok
 		}
 		init.Prev = ts.Prev

@@ -63,7 +63,7 @@ func (ss *session) requests(ctx context.Context) {
 		switch rq.Kind {
 		case schedstore.KindTriggerNow:
 			slot := now.Truncate(time.Millisecond)
-			reqs = append(reqs, &fireReq{id: e.id(), plan: e.plan(), slot: slot, at: slot,
+			reqs = append(reqs, &fireReq{id: e.id(), plan: e.d.plan(e.d.trigger()), slot: slot, at: slot,
 				dedup: e.id() + ":req:" + rq.ID, source: "request", paused: jp})
 		case schedstore.KindBackfill:
 			if budget == 0 {
@@ -103,7 +103,9 @@ func (ss *session) requests(ctx context.Context) {
 // stopped, and the fire time to continue from (zero when the range is
 // done).
 func backfillChunkOf(e *schedEntry, rq schedstore.Request, n int, paused func(string) bool) ([]*fireReq, time.Time) {
-	trig := backfillTrigger(e.plan().trig, rq.From)
+	own := e.d.trigger()
+	p := e.d.plan(own)
+	trig := backfillTrigger(own, rq.From)
 	from := rq.From
 	if !rq.Next.IsZero() {
 		from = rq.Next
@@ -114,7 +116,7 @@ func backfillChunkOf(e *schedEntry, rq schedstore.Request, n int, paused func(st
 		if len(reqs) == n {
 			return reqs, t
 		}
-		reqs = append(reqs, &fireReq{id: e.id(), plan: e.plan(), slot: t, at: t,
+		reqs = append(reqs, &fireReq{id: e.id(), plan: p, slot: t, at: t,
 			dedup: fmt.Sprintf("%s:req:%s:%d", e.id(), rq.ID, t.Unix()), source: "backfill", paused: paused})
 	}
 	return reqs, time.Time{}

@@ -59,8 +59,8 @@ func (ss *session) evaluate(e *schedEntry, now time.Time, source string) ([]*fir
 	if e.dirty || e.paused(now) || e.complete() {
 		return nil, false
 	}
-	id, p, before := e.id(), e.plan(), e.state()
-	res := ss.s.catchup(id, p, before, now)
+	id, trig, before := e.id(), e.d.trigger(), e.state()
+	res := ss.s.catchup(id, trig, trigger.Policy(e.d.policy), before, now)
 	if len(res.Fires) == 0 {
 		changed := !sameState(res.State, before)
 		e.setState(res.State)
@@ -71,6 +71,7 @@ func (ss *session) evaluate(e *schedEntry, now time.Time, source string) ([]*fir
 	}
 	n := len(res.Fires)
 	reqs := make([]*fireReq, n)
+	p := e.d.plan(trig)
 	jp := e.jobPaused(now)
 	for i, f := range res.Fires {
 		st := res.State
@@ -97,15 +98,15 @@ func sameState(a, b trigger.State) bool {
 		a.TimesTriggered == b.TimesTriggered && a.RepeatCount == b.RepeatCount && a.Complete == b.Complete
 }
 
-// catchup runs the misfire engine for schedule id, with plan p, from state
-// st at now, and logs and records what it decided when a policy applied or
-// fires were dropped.
-func (s *Scheduler) catchup(id string, p *plan, st trigger.State, now time.Time) trigger.Result {
-	c := trigger.Catchup{Policy: p.policy, Threshold: s.cfg.MisfireThreshold, MaxFires: s.cfg.MaxCatchup}
-	res := c.Due(p.trig, st, now)
-	s.recordCatchup(id, p.policy, res)
+// catchup runs the misfire engine for schedule id, with trigger trig and
+// misfire policy policy, from state st at now, and logs and records what
+// it decided when a policy applied or fires were dropped.
+func (s *Scheduler) catchup(id string, trig trigger.Trigger, policy trigger.Policy, st trigger.State, now time.Time) trigger.Result {
+	c := trigger.Catchup{Policy: policy, Threshold: s.cfg.MisfireThreshold, MaxFires: s.cfg.MaxCatchup}
+	res := c.Due(trig, st, now)
+	s.recordCatchup(id, policy, res)
 	if res.Misfired || res.Dropped > 0 || len(res.Fires) > 1 {
-		s.log.Info("chronos: catch-up", "schedule", id, "policy", p.policy.String(),
+		s.log.Info("chronos: catch-up", "schedule", id, "policy", policy.String(),
 			"missed_from", st.Next, "misfired", res.Misfired, "fired", len(res.Fires), "dropped", res.Dropped,
 			"next", res.State.Next)
 	}
@@ -132,7 +133,7 @@ func (ss *session) save(ctx context.Context, es []*schedEntry) {
 		ss.mu.Unlock()
 		ts := schedstore.TriggerState{Next: st.Next, Prev: st.Prev, Start: st.Start,
 			TimesTriggered: int64(st.TimesTriggered), RepeatCount: int64(st.RepeatCount), Complete: st.Complete}
-		err := ss.s.store.SaveState(ctx, ss.term, e.id(), ts, "misfire:"+e.plan().policy.String())
+		err := ss.s.store.SaveState(ctx, ss.term, e.id(), ts, "misfire:"+trigger.Policy(e.d.policy).String())
 		if err != nil {
 			ss.failed(e, err)
 		}
