@@ -98,18 +98,19 @@ func collect(opts []ScheduleOption) scheduleConfig {
 // "every=<dur>;repeat=<n>" plus ";delay=<dur>", ";start=<unix ms>" and
 // ";end=<unix ms>" when set.
 func encodeSimple(t Simple) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "every=%s;repeat=%d", t.Every, t.Repeat)
+	b := make([]byte, 0, 64)
+	b = append(append(b, "every="...), t.Every.String()...)
+	b = strconv.AppendInt(append(b, ";repeat="...), int64(t.Repeat), 10)
 	if t.StartDelay != 0 && t.Start.IsZero() {
-		fmt.Fprintf(&b, ";delay=%s", t.StartDelay)
+		b = append(append(b, ";delay="...), t.StartDelay.String()...)
 	}
 	if !t.Start.IsZero() {
-		fmt.Fprintf(&b, ";start=%d", t.Start.UnixMilli())
+		b = strconv.AppendInt(append(b, ";start="...), t.Start.UnixMilli(), 10)
 	}
 	if !t.End.IsZero() {
-		fmt.Fprintf(&b, ";end=%d", t.End.UnixMilli())
+		b = strconv.AppendInt(append(b, ";end="...), t.End.UnixMilli(), 10)
 	}
-	return b.String()
+	return string(b)
 }
 
 func decodeSimple(spec string) (Simple, error) {

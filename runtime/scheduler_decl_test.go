@@ -1,6 +1,7 @@
 package chronos
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -144,5 +145,41 @@ func TestEntryStateRoundTrips(t *testing.T) {
 	}
 	if n := unsafe.Sizeof(mirrored{}); n > 72 {
 		t.Errorf("mirrored is %d bytes, want at most 72", n)
+	}
+}
+
+// TestEncodeSimpleWritesTheRegistrysSpec checks encodeSimple against the
+// format the registry has always held, which schedule IDs and definition
+// hashes are made of.
+func TestEncodeSimpleWritesTheRegistrysSpec(t *testing.T) {
+	start := time.Date(2026, 12, 2, 3, 4, 5, 678_901_234, time.UTC)
+	want := func(s Simple) string {
+		out := fmt.Sprintf("every=%s;repeat=%d", s.Every, s.Repeat)
+		if s.StartDelay != 0 && s.Start.IsZero() {
+			out += fmt.Sprintf(";delay=%s", s.StartDelay)
+		}
+		if !s.Start.IsZero() {
+			out += fmt.Sprintf(";start=%d", s.Start.UnixMilli())
+		}
+		if !s.End.IsZero() {
+			out += fmt.Sprintf(";end=%d", s.End.UnixMilli())
+		}
+		return out
+	}
+	for _, s := range []Simple{
+		{},
+		{Every: time.Minute, Repeat: -1},
+		{Every: 90 * time.Second, Repeat: 3, StartDelay: 1500 * time.Millisecond},
+		{Every: time.Hour, Repeat: 7, StartDelay: time.Second, Start: start},
+		{Every: 36 * time.Hour, Repeat: -1, Start: start, End: start.Add(240 * time.Hour)},
+		{Start: time.Date(1969, 7, 20, 20, 17, 0, 0, time.UTC), End: time.Date(1969, 7, 21, 0, 0, 0, 0, time.UTC)},
+	} {
+		got := encodeSimple(s)
+		if got != want(s) {
+			t.Errorf("encodeSimple(%+v) = %q, want %q", s, got, want(s))
+		}
+		if back, err := decodeSimple(got); err != nil || encodeSimple(back) != got {
+			t.Errorf("%q decodes to %+v (%v), which encodes to %q", got, back, err, encodeSimple(back))
+		}
 	}
 }
