@@ -251,12 +251,12 @@ func (ss *session) reloadDirty(ctx context.Context) {
 }
 
 // storedState converts a stored schedule's state to that of its trigger
-// trig. A
-// schedule never evaluated starts from the trigger's initial state. After
-// a definition change the stored fire times belong to the old trigger: the
-// new one continues with its first fire time after the later of the change
-// and the last firing (missed ones since the change are then caught up per
-// policy), keeping last_fired; a simple trigger's repeat count starts over.
+// trig. A schedule never evaluated starts from the trigger's initial
+// state. After a definition change the stored fire times belong to the old
+// trigger: the new one continues with its first fire time after the later
+// of the change and the last firing (missed ones since the change are then
+// caught up per policy), keeping last_fired; a simple trigger's repeat
+// count starts over.
 func storedState(sc *schedstore.Schedule, trig trigger.Trigger) trigger.State {
 	ts := sc.State.TriggerState
 	if ts.Next.IsZero() && !ts.Complete {
