@@ -152,6 +152,10 @@ func newDecl(def *schedstore.Definition, created time.Time, hash defHash) (*decl
 // init compiles def into d, for created and with hash hash; cache, if not
 // nil, shares job templates and cron schedules.
 func (d *decl) init(def *schedstore.Definition, created time.Time, hash defHash, cache *jobCache) error {
+	var p plan
+	if err := p.build(def, created, nil); err != nil {
+		return err // an unknown kind too, as compile says it
+	}
 	kind := -1
 	for k, s := range declKinds {
 		if s == def.Kind {
@@ -160,10 +164,6 @@ func (d *decl) init(def *schedstore.Definition, created time.Time, hash defHash,
 	}
 	if kind < 0 {
 		return fmt.Errorf("unknown trigger kind %q", def.Kind)
-	}
-	var p plan
-	if err := p.build(def, created, nil); err != nil {
-		return err
 	}
 	*d = decl{id: def.ID, spec: def.Spec, hash: hash, kind: declKind(kind), isolated: def.Isolated, created: msOf(created),
 		policy: uint8(p.policy), overlap: uint8(p.overlap)}
