@@ -286,7 +286,7 @@ func scheduleInfo(sc *schedstore.Schedule, now time.Time, last map[string]scheds
 			info.LastFired, info.LastOutcome, info.LastInstance = r.Slot, "fired", r.Instance
 		}
 	case info.NextFire.IsZero() && !info.Complete || sc.DefChanged.After(sc.State.Saved):
-		st := storedState(sc, p)
+		st := storedState(sc, p.trig)
 		info.NextFire, info.Complete = st.Next, st.Complete
 	}
 	if p := sc.State.Pause; p != nil {
@@ -320,7 +320,7 @@ func (i *Inspector) NextFireTimes(ctx context.Context, id string, n int) ([]time
 	if err != nil {
 		return nil, fmt.Errorf("chronos: schedule %q: %w", id, err)
 	}
-	st := storedState(&sc, p)
+	st := storedState(&sc, p.trig)
 	if sc.Isolated { // instances keep its state in memory: from now
 		st.Next, _ = p.trig.FireTimeAfter(time.Now())
 		st.Complete = st.Next.IsZero()

@@ -45,7 +45,7 @@ func BenchmarkFireOverlap(b *testing.B) {
 			ctx := context.Background()
 			s := NewScheduler(rc, SchedulerConfig{InstanceID: "bench", Logger: slog.New(slog.DiscardHandler)})
 			s.store = testStore(b, rc) // fire without Start
-			p := &plan{overlap: c.overlap, jobs: []planJob{{Job: &schedstore.Job{Name: mainJob, Kind: "tick", Payload: []byte(`{"n":1}`)},
+			p := &plan{overlap: c.overlap, jobs: []planJob{{Job: schedstore.Job{Name: mainJob, Kind: "tick", Payload: []byte(`{"n":1}`)},
 				opts: &taskOptions{processIn: c.delay}}}}
 			slot := time.Unix(1_800_000_000, 0)
 			term := holdLease(b, rc)

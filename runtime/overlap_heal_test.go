@@ -46,7 +46,7 @@ func newOverlapRig(t *testing.T, o Overlap, processIn time.Duration) *overlapRig
 	s.store = testStore(t, c)                              // fire without Start
 	q := &rdb.RDB{C: c, K: QueueKeysOf(t, c, rigSchedule)} // the schedule's partition
 	r := &overlapRig{t: t, ctx: context.Background(), c: c, q: q, s: s, logs: logs,
-		plan: &plan{overlap: o, jobs: []planJob{{Job: &schedstore.Job{Name: mainJob, Kind: "tick", Payload: json.RawMessage(`{"n":1}`)},
+		plan: &plan{overlap: o, jobs: []planJob{{Job: schedstore.Job{Name: mainJob, Kind: "tick", Payload: json.RawMessage(`{"n":1}`)},
 			opts: &taskOptions{processIn: processIn}}}},
 		slot: time.Now().Truncate(time.Second), term: holdLease(t, c)}
 	if err := r.q.EnsureGroup(r.ctx, DefaultQueue); err != nil {

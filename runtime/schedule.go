@@ -98,18 +98,19 @@ func collect(opts []ScheduleOption) scheduleConfig {
 // "every=<dur>;repeat=<n>" plus ";delay=<dur>", ";start=<unix ms>" and
 // ";end=<unix ms>" when set.
 func encodeSimple(t Simple) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "every=%s;repeat=%d", t.Every, t.Repeat)
+	b := make([]byte, 0, 64)
+	b = append(append(b, "every="...), t.Every.String()...)
+	b = strconv.AppendInt(append(b, ";repeat="...), int64(t.Repeat), 10)
 	if t.StartDelay != 0 && t.Start.IsZero() {
-		fmt.Fprintf(&b, ";delay=%s", t.StartDelay)
+		b = append(append(b, ";delay="...), t.StartDelay.String()...)
 	}
 	if !t.Start.IsZero() {
-		fmt.Fprintf(&b, ";start=%d", t.Start.UnixMilli())
+		b = strconv.AppendInt(append(b, ";start="...), t.Start.UnixMilli(), 10)
 	}
 	if !t.End.IsZero() {
-		fmt.Fprintf(&b, ";end=%d", t.End.UnixMilli())
+		b = strconv.AppendInt(append(b, ";end="...), t.End.UnixMilli(), 10)
 	}
-	return b.String()
+	return string(b)
 }
 
 func decodeSimple(spec string) (Simple, error) {
@@ -156,8 +157,8 @@ type plan struct {
 
 // planJob is one job of a plan with its task options decoded.
 type planJob struct {
-	*schedstore.Job              // name, kind, payload: the definition's own
-	opts            *taskOptions // shared by every job with the default options (defaultTaskOptions)
+	schedstore.Job              // name, kind, payload and options, as defined
+	opts           *taskOptions // Options decoded; shared by every job with the default options (defaultTaskOptions)
 }
 
 // defaultTaskOptions is the options of every scheduled job registered
@@ -169,6 +170,49 @@ var defaultTaskOptions = &taskOptions{}
 // start of cron triggers).
 func compile(def schedstore.Definition, created time.Time) (*plan, error) {
 	p := &plan{}
+	if err := p.build(&def, created, nil); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// build compiles def into p for a schedule first registered at created.
+// The jobs go into jobs when it has room for them (a declaration's own
+// array), into a new slice otherwise.
+func (p *plan) build(def *schedstore.Definition, created time.Time, jobs []planJob) error {
+	trig, err := compileTrigger(def, created)
+	if err != nil {
+		return err
+	}
+	p.trig = trig
+	if p.policy, err = trigger.ParsePolicy(def.Policy, trig.Kind()); err != nil {
+		return err
+	}
+	if p.overlap, err = parseOverlap(def.Overlap); err != nil {
+		return err
+	}
+	if cap(jobs) < len(def.Jobs) {
+		jobs = make([]planJob, 0, len(def.Jobs))
+	}
+	p.jobs = jobs[:0]
+	for _, j := range def.Jobs {
+		o, err := decodeTaskOptions(j.Options)
+		if err != nil {
+			return fmt.Errorf("job %q: %w", j.Name, err)
+		}
+		opts := defaultTaskOptions
+		if o != *defaultTaskOptions {
+			opts = &o
+		}
+		p.jobs = append(p.jobs, planJob{Job: j, opts: opts})
+	}
+	return nil
+}
+
+// compileTrigger builds the trigger of def for a schedule first registered
+// at created, and checks it.
+func compileTrigger(def *schedstore.Definition, created time.Time) (trigger.Trigger, error) {
+	var trig trigger.Trigger
 	kind, shiftGap := strings.CutSuffix(def.Kind, dstSuffix)
 	if def.Zone != "" && kind != defKindCron {
 		return nil, fmt.Errorf("time zone %q: only cron schedules have one", def.Zone)
@@ -188,7 +232,7 @@ func compile(def schedstore.Definition, created time.Time) (*plan, error) {
 				return nil, fmt.Errorf("time zone %q: %w", def.Zone, err)
 			}
 		}
-		p.trig = trigger.Cron{Schedule: sc, Start: created.Truncate(time.Second)}
+		trig = trigger.Cron{Schedule: sc, Start: created.Truncate(time.Second)}
 	case defKindInterval:
 		every, err := time.ParseDuration(def.Spec)
 		if err != nil {
@@ -199,7 +243,7 @@ func compile(def schedstore.Definition, created time.Time) (*plan, error) {
 		}
 		e := every.Nanoseconds()
 		start := (created.UnixNano() + e - 1) / e * e
-		p.trig = trigger.Simple{Start: time.Unix(0, start).UTC(), Interval: every, RepeatCount: trigger.RepeatForever}
+		trig = trigger.Simple{Start: time.Unix(0, start).UTC(), Interval: every, RepeatCount: trigger.RepeatForever}
 	case defKindSimple:
 		t, err := decodeSimple(def.Spec)
 		if err != nil {
@@ -209,34 +253,14 @@ func compile(def schedstore.Definition, created time.Time) (*plan, error) {
 		if start.IsZero() {
 			start = created.Add(t.StartDelay).Truncate(time.Millisecond)
 		}
-		p.trig = trigger.Simple{Start: start, Interval: t.Every, RepeatCount: t.Repeat, End: t.End}
+		trig = trigger.Simple{Start: start, Interval: t.Every, RepeatCount: t.Repeat, End: t.End}
 	default:
 		return nil, fmt.Errorf("unknown trigger kind %q", def.Kind)
 	}
-	if err := p.trig.Validate(); err != nil {
+	if err := trig.Validate(); err != nil {
 		return nil, err
 	}
-	var err error
-	if p.policy, err = trigger.ParsePolicy(def.Policy, p.trig.Kind()); err != nil {
-		return nil, err
-	}
-	if p.overlap, err = parseOverlap(def.Overlap); err != nil {
-		return nil, err
-	}
-	p.jobs = make([]planJob, 0, len(def.Jobs))
-	for k := range def.Jobs {
-		j := &def.Jobs[k] // the definition's array, not the copy of def
-		o, err := decodeTaskOptions(j.Options)
-		if err != nil {
-			return nil, fmt.Errorf("job %q: %w", j.Name, err)
-		}
-		opts := defaultTaskOptions
-		if o != *defaultTaskOptions {
-			opts = &o
-		}
-		p.jobs = append(p.jobs, planJob{Job: j, opts: opts})
-	}
-	return p, nil
+	return trig, nil
 }
 
 // Task options as stored in schedstore.Job.Options. WithDeadline,

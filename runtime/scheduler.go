@@ -183,12 +183,11 @@ type Scheduler struct {
 	stopped bool
 	decls   []*schedstore.Definition          // declared by this instance, in order, until Start
 	byID    map[string]*schedstore.Definition // decls by ID, until Start
-	// From Start on, the declarations are fixed: defs holds them (the only
-	// copy), sorted by ID (declared finds one), hashes their definition
-	// hashes, and mirror, by the same position, what the registry last
-	// held. Slices, not maps: this is memory per schedule.
-	defs   []schedstore.Definition
-	hashes []defHash
+	// From Start on, the declarations are fixed: own holds them (the only
+	// copy), compiled and compact, sorted by ID (declared finds one), and
+	// mirror, by the same position, what the registry last held. Slices,
+	// not maps: this is memory per schedule.
+	own    []decl
 	mirror mirror      // the registry as last seen, to put back after a data loss
 	parts  *partitions // the elections of the namespace's partitions
 	cancel context.CancelFunc
@@ -327,10 +326,12 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.self.Started = s.now()
 	s.self.Declares = len(defs) > 0
 	slices.SortFunc(defs, func(a, b schedstore.Definition) int { return strings.Compare(a.ID, b.ID) })
-	s.defs, s.hashes = defs, make([]defHash, len(defs))
-	for i := range defs {
-		s.hashes[i] = hashOf(defs[i].Hash())
+	own, err := compileOwn(defs, s.now())
+	if err != nil { // each compiled when registered: cannot happen
+		s.mu.Unlock()
+		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
+	s.own = own
 	s.mu.Unlock()
 	iso, err := s.isolatedSetup(defs)
 	if err != nil {
@@ -345,12 +346,13 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if _, err := s.store.Heartbeat(ctx, s.self); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
-	if err := s.declareAll(ctx); err != nil {
+	if err := s.declareAll(ctx, defs); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
-	if err := s.mirror.fill(ctx, s.store, s.defs, s.now()); err != nil {
+	if err := s.mirror.fill(ctx, s.store, s.own, s.now()); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
+	s.mirror.anchor(s.own) // the leader's entries share the declarations compiled for the registry's created
 	parts := newPartitions(s)
 	parts.assign(ctx) // the partitions this instance owns are contended for at once
 
@@ -360,7 +362,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return ErrSchedulerStarted
 	}
 	s.started = true
-	s.decls, s.byID = nil, nil // defs is the only copy from now on
+	s.decls, s.byID = nil, nil // own is the only copy from now on
 	s.parts = parts
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
@@ -487,17 +489,18 @@ func (s *Scheduler) heartbeats(ctx context.Context) {
 		dataLost := time.Since(heard) < 2*s.cfg.InstanceTTL
 		heard = time.Now()
 		s.parts.assign(ctx)
-		if res.Undeclared && len(s.defs) > 0 {
+		if res.Undeclared && len(s.own) > 0 {
 			s.redeclare(ctx, res, dataLost)
-		} else if err := s.mirror.update(ctx, s.store, s.defs, s.declared, s.now()); err != nil && ctx.Err() == nil {
+		} else if err := s.mirror.update(ctx, s.store, s.own, s.declared, s.now()); err != nil && ctx.Err() == nil {
 			s.beats.failed(err, "instance", s.cfg.InstanceID, "what", "read the changed schedules")
 		}
 	}
 }
 
-// declareAll registers this instance's schedules and tells the leader.
-func (s *Scheduler) declareAll(ctx context.Context) error {
-	res, err := s.store.Register(ctx, s.self.Declarer(), s.defs)
+// declareAll registers this instance's schedules, defs, and tells the
+// leader.
+func (s *Scheduler) declareAll(ctx context.Context, defs []schedstore.Definition) error {
+	res, err := s.store.Register(ctx, s.self.Declarer(), defs)
 	if err != nil {
 		return err
 	}
@@ -523,9 +526,10 @@ func (s *Scheduler) declareAll(ctx context.Context) error {
 func (s *Scheduler) redeclare(ctx context.Context, hb schedstore.HeartbeatResult, dataLost bool) {
 	var seeded schedstore.SeedResult
 	var asOf time.Time
+	defs := s.definitions()
 	if hb.Lost {
 		var seeds []schedstore.Schedule
-		seeds, asOf = s.mirror.seeds(s.defs, s.hashes, s.self.Declarer())
+		seeds, asOf = s.mirror.seeds(defs, s.own, s.self.Declarer())
 		var err error
 		if seeded, err = s.store.Seed(ctx, seeds); err != nil {
 			if ctx.Err() == nil {
@@ -535,7 +539,7 @@ func (s *Scheduler) redeclare(ctx context.Context, hb schedstore.HeartbeatResult
 			return
 		}
 	}
-	if err := s.declareAll(ctx); err != nil {
+	if err := s.declareAll(ctx, defs); err != nil {
 		if ctx.Err() == nil {
 			s.log.Warn("chronos: this instance's declarations are gone; declaring them again failed, retrying at the next heartbeat",
 				"instance", s.cfg.InstanceID, "err", err)
@@ -546,17 +550,17 @@ func (s *Scheduler) redeclare(ctx context.Context, hb schedstore.HeartbeatResult
 	case seeded.Created+seeded.Advanced > 0:
 		s.log.Warn("chronos: registry lost (Redis lost its data: restarted without persistence, flushed, or failed over to an empty replica): "+
 			"schedules declared again, state re-seeded from this instance",
-			"schedules", len(s.defs), "reseeded", seeded.Created, "moved_forward", seeded.Advanced,
+			"schedules", len(s.own), "reseeded", seeded.Created, "moved_forward", seeded.Advanced,
 			"instance", s.cfg.InstanceID, "state_as_of", asOf, "state_age", s.now().Sub(asOf).Round(time.Millisecond))
 		s.recordRegistryLost(seeded.Created)
 	case hb.Lost && dataLost:
 		s.log.Warn("chronos: this instance's registry record was gone although Redis heard from it within twice InstanceTTL: Redis lost its data, and another instance had put the schedules back already; schedules declared again",
-			"instance", s.cfg.InstanceID, "schedules", len(s.defs))
+			"instance", s.cfg.InstanceID, "schedules", len(s.own))
 	case hb.Lost:
 		s.log.Warn("chronos: this instance's registry record was gone (not heard from for twice InstanceTTL); schedules declared again",
-			"instance", s.cfg.InstanceID, "schedules", len(s.defs))
+			"instance", s.cfg.InstanceID, "schedules", len(s.own))
 	default:
 		s.log.Warn("chronos: this instance's declarations had expired (Redis unreachable or refusing writes for more than twice InstanceTTL); schedules declared again",
-			"instance", s.cfg.InstanceID, "schedules", len(s.defs))
+			"instance", s.cfg.InstanceID, "schedules", len(s.own))
 	}
 }

@@ -149,8 +149,8 @@ func benchLeader(b *testing.B, n int, window time.Duration) {
 	runtime.GC()
 	var m1 runtime.MemStats
 	runtime.ReadMemStats(&m1)
-	if len(s.defs) != n { // Start moved the declarations to defs
-		b.Fatalf("%d declared", len(s.defs))
+	if len(s.own) != n { // Start moved the declarations to own
+		b.Fatalf("%d declared", len(s.own))
 	}
 
 	b.ResetTimer()

@@ -50,7 +50,7 @@ type isolatedRunner struct {
 	history *outbox
 
 	mu      sync.Mutex // guards entries and their fields
-	entries map[string]*schedEntry
+	entries map[string]*isoEntry
 	ids     []string
 	parts   []int // the partitions of ids, whose change counters and requests it reads
 
@@ -60,9 +60,30 @@ type isolatedRunner struct {
 	handled map[string]bool // trigger-now requests already run
 }
 
+// isoEntry is one isolated schedule as this instance fires it.
+type isoEntry struct {
+	pauses
+	id    string
+	plan  *plan
+	state trigger.State
+}
+
+// nextFunc is the firing loop's view of the trigger; the runner resets
+// the loop entry from the evaluated state after every firing anyway.
+func (e *isoEntry) nextFunc() firing.NextFunc {
+	trig := e.plan.trig
+	return func(after time.Time) time.Time {
+		t, ok := trig.FireTimeAfter(after)
+		if !ok {
+			return time.Time{}
+		}
+		return t
+	}
+}
+
 func newIsolatedRunner(s *Scheduler, defs []schedstore.Definition) *isolatedRunner {
 	r := &isolatedRunner{
-		s: s, srv: s.cfg.Server, entries: map[string]*schedEntry{}, handled: map[string]bool{},
+		s: s, srv: s.cfg.Server, entries: map[string]*isoEntry{}, handled: map[string]bool{},
 		history: newOutbox("history records of isolated firings", isolatedHistoryLimit, s.log),
 	}
 	r.loop = firing.New(firing.Config{Fire: r.onFire, Clock: s.clock})
@@ -73,7 +94,7 @@ func newIsolatedRunner(s *Scheduler, defs []schedstore.Definition) *isolatedRunn
 			s.log.Error("chronos: isolated schedule cannot be fired", "schedule", d.ID, "err", err)
 			continue
 		}
-		e := &schedEntry{id: d.ID, plan: p, state: trigger.Initial(p.trig)}
+		e := &isoEntry{id: d.ID, plan: p, state: trigger.Initial(p.trig)}
 		r.entries[d.ID] = e
 		r.ids = append(r.ids, d.ID)
 		if p := s.store.PartitionOf(d.ID); !slices.Contains(r.parts, p) {
@@ -108,12 +129,12 @@ func (r *isolatedRunner) run(ctx context.Context) {
 
 // place puts e's next fire time in the loop, or takes it out while it is
 // paused or complete. r.mu is held (or e is not shared yet).
-func (r *isolatedRunner) place(e *schedEntry, now time.Time) {
+func (r *isolatedRunner) place(e *isoEntry, now time.Time) {
 	if e.paused(now) || e.state.Complete || e.state.Next.IsZero() {
 		r.loop.Remove(e.id)
 		return
 	}
-	r.loop.SetAt(e.id, e.nextFunc(0), e.state.Next)
+	r.loop.SetAt(e.id, e.nextFunc(), e.state.Next)
 }
 
 func (r *isolatedRunner) onFire(ctx context.Context, now time.Time, batch []firing.Due) {
@@ -124,7 +145,7 @@ func (r *isolatedRunner) onFire(ctx context.Context, now time.Time, batch []firi
 		if e == nil || e.paused(now) {
 			continue
 		}
-		res := r.s.catchup(e, now)
+		res := r.s.catchup(e.id, e.plan.trig, e.plan.policy, e.state, now)
 		for _, f := range res.Fires {
 			r.fire(e, f.Scheduled, "isolated", now)
 		}
@@ -135,7 +156,7 @@ func (r *isolatedRunner) onFire(ctx context.Context, now time.Time, batch []firi
 
 // fire hands one firing of e, for slot, to the local Server: a task per
 // job that is not paused. r.mu is held.
-func (r *isolatedRunner) fire(e *schedEntry, slot time.Time, source string, now time.Time) {
+func (r *isolatedRunner) fire(e *isoEntry, slot time.Time, source string, now time.Time) {
 	s := r.s
 	rec := schedstore.FiringRecord{At: now, Slot: slot, Source: source, Instance: s.cfg.InstanceID}
 	paused := e.jobPaused(now)

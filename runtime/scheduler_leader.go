@@ -25,7 +25,7 @@ type session struct {
 	part    int
 	elector *leader.Elector
 	term    leader.Term
-	loop    *firing.Loop
+	loop    *firing.Queue[*schedEntry]
 	cancel  context.CancelFunc
 
 	// fireMu serializes evaluate-and-fire rounds (loop wake-ups, reloads,
@@ -33,20 +33,20 @@ type session struct {
 	// stored last_fired, so two rounds of one schedule must not race.
 	fireMu sync.Mutex
 
-	mu        sync.Mutex // guards entries, idle and the entries' fields
-	entries   map[string]*schedEntry
-	isolated  map[string]bool // isolated schedules: each instance fires them itself
-	idle      map[string]bool // entries not in the loop: paused, dirty, complete
-	version   string          // last seen value of the partition's change counter
-	lastSweep time.Time       // last Sweep
-	loaded    bool            // the registry was loaded once this term
+	mu        sync.Mutex               // guards entries, idle and the entries' fields
+	entries   entries                  // sorted by ID
+	isolated  map[string]bool          // isolated schedules: each instance fires them itself
+	idle      map[*schedEntry]struct{} // entries not in the loop: paused, dirty, complete
+	version   string                   // last seen value of the partition's change counter
+	lastSweep time.Time                // last Sweep
+	loaded    bool                     // the registry was loaded once this term
 	// recoveries is the Scheduler's count of write recoveries this
 	// session last acted on (faultLog.recoveries).
 	recoveries int64
 }
 
 func newSession(s *Scheduler, part int, e *leader.Elector, term leader.Term) *session {
-	return &session{s: s, part: part, elector: e, term: term, entries: map[string]*schedEntry{}, isolated: map[string]bool{}, idle: map[string]bool{},
+	return &session{s: s, part: part, elector: e, term: term, isolated: map[string]bool{}, idle: map[*schedEntry]struct{}{},
 		recoveries: s.faults.recoveries.Load()}
 }
 
@@ -59,7 +59,7 @@ func (ss *session) refreshEvery() time.Duration {
 func (ss *session) run(ctx context.Context) {
 	ctx, ss.cancel = context.WithCancel(ctx)
 	defer ss.cancel()
-	ss.loop = firing.New(firing.Config{Fire: ss.onFire, OnAnomaly: ss.onAnomaly, Clock: ss.s.clock})
+	ss.loop = firing.NewQueue(firing.QueueConfig[*schedEntry]{Fire: ss.onFire, OnAnomaly: ss.onAnomaly, Clock: ss.s.clock})
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ss.refresh(ctx)
@@ -142,7 +142,7 @@ func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 	s := ss.s
 	r := ss.newRound(s.now())
 	ss.mu.Lock()
-	seen := make(map[string]bool, len(list))
+	kept := make(entries, 0, len(list))
 	clear(ss.isolated)
 	for i := range list {
 		sc := &list[i]
@@ -153,34 +153,40 @@ func (ss *session) reconcile(ctx context.Context, list []schedstore.Schedule) {
 		if !sc.Retired.IsZero() {
 			continue // a tombstone: it does not fire (forgotten below)
 		}
-		seen[sc.ID] = true
-		e := ss.entries[sc.ID]
-		if e == nil || e.hash != hashOf(sc.DefHash) || e.created != sc.Created.UnixMilli() {
-			def, id, hash := &sc.Definition, sc.ID, hashOf(sc.DefHash)
-			if i, ok := s.declared(sc.ID); ok && s.hashes[i] == hash {
-				// This instance declares it as stored: the plan shares the
-				// declaration's strings instead of keeping the reply's.
-				def, id = &s.defs[i], s.defs[i].ID
-			}
-			p, err := compile(*def, sc.Created)
-			if err != nil {
-				s.log.Error("chronos: leader: schedule cannot be fired", "schedule", sc.ID, "err", err)
-				if e != nil {
-					ss.forget(sc.ID)
+		e := ss.entries.find(sc.ID)
+		hash, created := hashOf(sc.DefHash), msOf(sc.Created)
+		if e == nil || e.d.hash != hash || e.d.created != created {
+			// This instance declares it as stored: the entry shares the
+			// declaration, compiled for the same created, instead of
+			// keeping the reply's definition and a plan of its own.
+			d := s.shared(sc.ID, hash, created)
+			if d == nil {
+				var err error
+				if d, err = newDecl(&sc.Definition, sc.Created, hash); err != nil {
+					s.log.Error("chronos: leader: schedule cannot be fired", "schedule", sc.ID, "err", err)
+					if e != nil {
+						ss.retire(e) // forgotten below
+					}
+					continue
 				}
-				continue
 			}
-			e = &schedEntry{id: id, hash: hash, created: sc.Created.UnixMilli(), plan: p, state: storedState(sc, p)}
-			ss.entries[id] = e
+			if e != nil {
+				ss.retire(e) // its plan is stale: the new entry takes over
+			}
+			e = &schedEntry{d: d}
+			e.setState(storedState(sc, d.trigger()))
 		}
-		e.pause, e.jobPauses = sc.State.Pause, sc.State.JobPauses
+		kept = append(kept, e)
+		e.setPauses(sc.State.Pause, sc.State.JobPauses)
 		r.add(e, "catchup")
 	}
-	for id := range ss.entries {
-		if !seen[id] {
-			ss.forget(id)
+	kept = kept.sorted()
+	for _, e := range ss.entries {
+		if kept.find(e.id()) != e {
+			ss.retire(e)
 		}
 	}
+	ss.entries = kept
 	ss.mu.Unlock()
 	r.commit(ctx)
 }
@@ -191,15 +197,14 @@ func (ss *session) repair(ctx context.Context) {
 	ss.reloadDirty(ctx)
 	r := ss.newRound(ss.s.now())
 	ss.mu.Lock()
-	for id := range ss.idle {
-		e := ss.entries[id]
-		if e == nil || e.dirty {
+	for e := range ss.idle {
+		if e.dirty {
 			continue
 		}
-		if e.pause != nil && !e.pause.Until.IsZero() && !e.paused(r.now) {
-			e.pause = nil // expired: evaluate as resumed
+		if m := e.more; m != nil && m.pause != nil && !m.pause.Until.IsZero() && !e.paused(r.now) {
+			e.resume() // expired: evaluate as resumed
 		}
-		if e.paused(r.now) || e.state.Complete {
+		if e.paused(r.now) || e.complete() {
 			continue
 		}
 		r.add(e, "catchup")
@@ -213,62 +218,62 @@ func (ss *session) reloadDirty(ctx context.Context) {
 	s := ss.s
 	ss.mu.Lock()
 	ss.recovered()
-	var dirty []string
-	for id := range ss.idle {
-		if e := ss.entries[id]; e != nil && e.dirty {
-			dirty = append(dirty, id)
+	var dirty []*schedEntry
+	for e := range ss.idle {
+		if e.dirty {
+			dirty = append(dirty, e)
 		}
 	}
 	ss.mu.Unlock()
 	now := s.now()
-	for _, id := range dirty {
+	for _, e := range dirty {
 		ss.mu.Lock()
-		e := ss.entries[id]
-		wait := e != nil && now.UnixNano() < e.retryAt
+		wait := !e.gone && now.UnixNano() < e.retryAt()
 		ss.mu.Unlock()
 		if wait {
 			continue // backing off after a failed write
 		}
-		sc, err := s.store.Get(ctx, id)
+		sc, err := s.store.Get(ctx, e.id())
 		ss.mu.Lock()
-		e = ss.entries[id]
 		switch {
-		case e == nil:
+		case e.gone:
 		case errors.Is(err, schedstore.ErrNotFound):
-			ss.forget(id)
+			ss.forget(e)
 		case err != nil:
-			ss.warn(ctx, "chronos: leader: reload schedule "+id, err)
+			ss.warn(ctx, "chronos: leader: reload schedule "+e.id(), err)
 		default:
-			e.state, e.dirty = storedState(&sc, e.plan), false
-			e.pause, e.jobPauses = sc.State.Pause, sc.State.JobPauses
+			e.setState(storedState(&sc, e.d.trigger()))
+			e.dirty = false
+			e.setPauses(sc.State.Pause, sc.State.JobPauses)
 		}
 		ss.mu.Unlock()
 	}
 }
 
-// storedState converts a stored schedule's state to the trigger's. A
-// schedule never evaluated starts from the trigger's initial state. After
-// a definition change the stored fire times belong to the old trigger: the
-// new one continues with its first fire time after the later of the change
-// and the last firing (missed ones since the change are then caught up per
-// policy), keeping last_fired; a simple trigger's repeat count starts over.
-func storedState(sc *schedstore.Schedule, p *plan) trigger.State {
+// storedState converts a stored schedule's state to that of its trigger
+// trig. A schedule never evaluated starts from the trigger's initial
+// state. After a definition change the stored fire times belong to the old
+// trigger: the new one continues with its first fire time after the later
+// of the change and the last firing (missed ones since the change are then
+// caught up per policy), keeping last_fired; a simple trigger's repeat
+// count starts over.
+func storedState(sc *schedstore.Schedule, trig trigger.Trigger) trigger.State {
 	ts := sc.State.TriggerState
 	if ts.Next.IsZero() && !ts.Complete {
-		return trigger.Initial(p.trig)
+		return trigger.Initial(trig)
 	}
 	st := trigger.State{
 		Next: ts.Next, Prev: ts.Prev, Start: ts.Start,
 		TimesTriggered: int(ts.TimesTriggered), RepeatCount: int(ts.RepeatCount), Complete: ts.Complete,
 	}
 	if sc.DefChanged.After(sc.State.Saved) {
-		init := trigger.Initial(p.trig)
+		init := trigger.Initial(trig)
 		after := sc.DefChanged
 		if ts.Prev.After(after) {
 			after = ts.Prev
 		}
 		if !init.Complete && init.Next.Before(after) {
-			next, ok := p.trig.FireTimeAfter(after)
+			next, ok := trig.FireTimeAfter(after)
 			init.Next, init.Complete = next, !ok
 		}
 		init.Prev = ts.Prev
@@ -277,8 +282,9 @@ func storedState(sc *schedstore.Schedule, p *plan) trigger.State {
 	return st
 }
 
-// onFire is the firing loop's callback.
-func (ss *session) onFire(ctx context.Context, now time.Time, batch []firing.Due) {
+// onFire is the firing loop's callback: due holds the entries whose fire
+// time came, out of the loop; each round puts them back (place).
+func (ss *session) onFire(ctx context.Context, now time.Time, due []*schedEntry) {
 	ss.fireMu.Lock()
 	defer ss.fireMu.Unlock()
 	if !ss.trusted() {
@@ -288,8 +294,8 @@ func (ss *session) onFire(ctx context.Context, now time.Time, batch []firing.Due
 	r := ss.newRound(now)
 	r.ahead = ss.s.cfg.FireAhead // the loop wakes FireAhead before each fire time
 	ss.mu.Lock()
-	for _, d := range batch {
-		if e := ss.entries[d.ID]; e != nil {
+	for _, e := range due {
+		if !e.gone { // forgotten or replaced since the loop handed it over
 			r.add(e, "trigger")
 		}
 	}

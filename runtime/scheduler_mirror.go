@@ -3,8 +3,6 @@ package chronos
 import (
 	"context"
 	"encoding/hex"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -25,87 +23,185 @@ const mirrorSkew = 10 * time.Second
 // reads back only what others changed: without that, a leader firing
 // 1,000 triggers a second would read 1,000 schedules a second back.
 //
-// Entries are kept by declaration index (Scheduler.defs), in a slice, and
+// Entries are kept by declaration index (Scheduler.own), in a slice, and
 // in a compact form: this memory is per schedule, on every instance.
 type mirror struct {
 	mu      sync.Mutex
 	entries []mirrored // by declaration index
-	seen    time.Time  // the latest change read
-	at      time.Time  // when it was last brought up to date
+	// rare holds, by declaration index, what few schedules have: those
+	// fields of an entry that are not all empty.
+	rare map[int]*mirroredRare
+	seen time.Time // the latest change read
+	at   time.Time // when it was last brought up to date
 }
 
 // mirrored is what the mirror keeps of a schedule: what the registry
 // holds beyond the instance's own declaration, which it has in memory
 // anyway, with times in unix ms (0: none). It is put back with that
-// declaration (seeds).
+// declaration (seeds). What few schedules have is in mirror.rare. 72
+// bytes.
 type mirrored struct {
-	known                        bool // read from the registry at least once
-	complete                     bool
-	created, defChanged, retired int64
-	next, prev, start, saved     int64
-	timesTriggered, repeatCount  int64
-	outcome                      string
-	retiredBy                    string
-	pause                        *schedstore.PauseInfo
-	jobPauses                    map[string]schedstore.PauseInfo
+	created, next, prev, start, saved int64
+	timesTriggered, repeatCount       int64
 	// asOf is the changed-index score (schedstore.Change.At) of the latest
 	// change this entry is known to hold; a change scored above it is read.
-	asOf int64
+	asOf     int64
+	known    bool // read from the registry at least once
+	complete bool
+	outcome  outcome
+	// changedAtCreation reports a definition that did not change since
+	// the schedule was created (def_changed = created, as the registry
+	// writes it when it creates one); otherwise def_changed is in rare.
+	changedAtCreation bool
 }
 
-func mirror1(sc schedstore.Schedule, asOf int64) mirrored {
+// mirroredRare is what the mirror keeps of a schedule that few have: a
+// definition change, a retirement, pauses, an outcome word other than the
+// common ones.
+type mirroredRare struct {
+	defChanged, retired int64
+	retiredBy           string
+	outcome             string // when mirrored.outcome is outcomeOther
+	pause               *schedstore.PauseInfo
+	jobPauses           map[string]schedstore.PauseInfo
+}
+
+// outcome is a LastOutcome word: one of those the scheduler writes at
+// every firing, or another kept in mirroredRare.
+type outcome uint8
+
+const (
+	outcomeNone outcome = iota
+	outcomeFired
+	outcomeSkipped
+	outcomeOther
+)
+
+// outcomeOf returns the code of outcome word o.
+func outcomeOf(o string) outcome {
+	switch o {
+	case "":
+		return outcomeNone
+	case "fired":
+		return outcomeFired
+	case "skipped:overlap":
+		return outcomeSkipped
+	}
+	return outcomeOther
+}
+
+// set puts the entry of declaration i, as read from the registry (sc, as
+// of change asOf).
+func (m *mirror) set(i int, sc *schedstore.Schedule, asOf int64) {
 	st := sc.State
-	return mirrored{
-		known: true, complete: st.Complete,
-		created: msOf(sc.Created), defChanged: msOf(sc.DefChanged), retired: msOf(sc.Retired),
+	e := mirrored{
+		known: true, complete: st.Complete, created: msOf(sc.Created),
 		next: msOf(st.Next), prev: msOf(st.Prev), start: msOf(st.Start), saved: msOf(st.Saved),
 		timesTriggered: st.TimesTriggered, repeatCount: st.RepeatCount,
-		outcome: internOutcome(st.LastOutcome), retiredBy: sc.RetiredBy,
-		pause: st.Pause, jobPauses: st.JobPauses, asOf: asOf,
+		outcome: outcomeOf(st.LastOutcome), asOf: asOf,
 	}
+	r := mirroredRare{retired: msOf(sc.Retired), retiredBy: sc.RetiredBy, pause: st.Pause, jobPauses: st.JobPauses}
+	if e.outcome == outcomeOther {
+		r.outcome = st.LastOutcome
+	}
+	if changed := msOf(sc.DefChanged); changed == e.created {
+		e.changedAtCreation = true
+	} else {
+		r.defChanged = changed
+	}
+	m.entries[i] = e
+	m.setRare(i, r)
 }
 
-// schedule is the registry entry m describes, for declaration d.
-func (m *mirrored) schedule(d schedstore.Definition, hash defHash, self schedstore.Declarer) schedstore.Schedule {
+// setRare keeps r for declaration i, or nothing when it is empty.
+func (m *mirror) setRare(i int, r mirroredRare) {
+	if r.defChanged == 0 && r.retired == 0 && r.retiredBy == "" && r.outcome == "" && r.pause == nil && r.jobPauses == nil {
+		delete(m.rare, i)
+		return
+	}
+	if m.rare == nil {
+		m.rare = map[int]*mirroredRare{}
+	}
+	m.rare[i] = &r
+}
+
+// schedule is the registry entry the mirror holds of declaration i, whose
+// definition is d. m.mu is held.
+func (m *mirror) schedule(i int, d schedstore.Definition, hash defHash, self schedstore.Declarer) schedstore.Schedule {
+	e := &m.entries[i]
+	r := m.rare[i]
+	if r == nil {
+		r = &mirroredRare{}
+	}
+	lastOutcome := r.outcome
+	switch e.outcome {
+	case outcomeFired:
+		lastOutcome = "fired"
+	case outcomeSkipped:
+		lastOutcome = "skipped:overlap"
+	}
+	defChanged := r.defChanged
+	if e.changedAtCreation {
+		defChanged = e.created
+	}
 	return schedstore.Schedule{Definition: d, DefHash: hash.String(), DeclaredBy: self,
-		Created: msTime(m.created), DefChanged: msTime(m.defChanged), Retired: msTime(m.retired), RetiredBy: m.retiredBy,
+		Created: msTime(e.created), DefChanged: msTime(defChanged), Retired: msTime(r.retired), RetiredBy: r.retiredBy,
 		State: schedstore.State{
-			TriggerState: schedstore.TriggerState{Next: msTime(m.next), Prev: msTime(m.prev), Start: msTime(m.start),
-				TimesTriggered: m.timesTriggered, RepeatCount: m.repeatCount, Complete: m.complete},
-			LastOutcome: m.outcome, Saved: msTime(m.saved), Pause: m.pause, JobPauses: m.jobPauses,
+			TriggerState: schedstore.TriggerState{Next: msTime(e.next), Prev: msTime(e.prev), Start: msTime(e.start),
+				TimesTriggered: e.timesTriggered, RepeatCount: e.repeatCount, Complete: e.complete},
+			LastOutcome: lastOutcome, Saved: msTime(e.saved), Pause: r.pause, JobPauses: r.jobPauses,
 		}}
 }
 
-// fill reads every declared schedule, at Start.
-func (m *mirror) fill(ctx context.Context, store *schedstore.Store, defs []schedstore.Definition, now time.Time) error {
-	ids := make([]string, len(defs))
-	for i := range defs {
-		ids[i] = defs[i].ID
+// fill reads every declared schedule (own), at Start.
+func (m *mirror) fill(ctx context.Context, store *schedstore.Store, own []decl, now time.Time) error {
+	ids := make([]string, len(own))
+	byID := make(map[string]*decl, len(own))
+	for i := range own {
+		ids[i] = own[i].id
+		byID[ids[i]] = &own[i]
 	}
 	scores, err := store.ChangeScores(ctx, ids)
 	if err != nil {
 		return err
 	}
-	got, err := store.GetStates(ctx, ids, jobNamesOf(defs))
+	got, err := store.GetStates(ctx, ids, func(id string) []string {
+		if d := byID[id]; d != nil {
+			return d.jobNames()
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.entries = make([]mirrored, len(defs))
+	m.entries, m.rare = make([]mirrored, len(own)), nil
 	for i, id := range ids {
 		if sc, ok := got[id]; ok {
-			m.entries[i] = mirror1(sc, scores[id])
+			m.set(i, &sc, scores[id])
 		}
 	}
 	m.seen, m.at = now.Add(-mirrorSkew), now
 	return nil
 }
 
+// anchor compiles the declarations again for the registry's created
+// (decl.anchor), as fill read it.
+func (m *mirror) anchor(own []decl) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.entries {
+		if e := &m.entries[i]; e.known && i < len(own) {
+			own[i].anchor(e.created)
+		}
+	}
+}
+
 // update reads the declared schedules (index: declaration index by ID, in
-// defs) that changed since the last look and that the mirror does not
+// own) that changed since the last look and that the mirror does not
 // hold already: their state, not their definitions (GetStates).
-func (m *mirror) update(ctx context.Context, store *schedstore.Store, defs []schedstore.Definition, index func(id string) (int, bool), now time.Time) error {
+func (m *mirror) update(ctx context.Context, store *schedstore.Store, own []decl, index func(id string) (int, bool), now time.Time) error {
 	m.mu.Lock()
 	since := m.seen.Add(-mirrorSkew)
 	m.mu.Unlock()
@@ -127,7 +223,7 @@ func (m *mirror) update(ctx context.Context, store *schedstore.Store, defs []sch
 	m.mu.Unlock()
 	got, err := store.GetStates(ctx, ids, func(id string) []string {
 		if i, ok := index(id); ok {
-			return jobNames(&defs[i])
+			return own[i].jobNames()
 		}
 		return nil
 	})
@@ -138,11 +234,10 @@ func (m *mirror) update(ctx context.Context, store *schedstore.Store, defs []sch
 	defer m.mu.Unlock()
 	for id, sc := range got {
 		i, _ := index(id)
-		e := &m.entries[i]
-		if e.known && e.asOf > asOf[id] {
+		if e := &m.entries[i]; e.known && e.asOf > asOf[id] {
 			continue // a firing recorded meanwhile is newer
 		}
-		*e = mirror1(sc, asOf[id])
+		m.set(i, &sc, asOf[id])
 	}
 	m.seen, m.at = last, now
 	return nil
@@ -162,49 +257,37 @@ func (m *mirror) fired(i int, st schedstore.TriggerState, outcome string, now ti
 	e := &m.entries[i]
 	e.next, e.prev, e.start = msOf(st.Next), msOf(st.Prev), msOf(st.Start)
 	e.timesTriggered, e.repeatCount, e.complete = st.TimesTriggered, st.RepeatCount, st.Complete
-	e.outcome, e.saved = internOutcome(outcome), now.UnixMilli()
+	e.outcome, e.saved = outcomeOf(outcome), now.UnixMilli()
+	if r := m.rare[i]; e.outcome == outcomeOther || (r != nil && r.outcome != "") {
+		var rr mirroredRare
+		if r != nil {
+			rr = *r
+		}
+		rr.outcome = ""
+		if e.outcome == outcomeOther {
+			rr.outcome = outcome
+		}
+		m.setRare(i, rr)
+	}
 	if e.asOf >= before {
 		e.asOf = schedstore.ChangeScore(before, now.UnixMilli())
 	}
 }
 
 // seeds returns the schedules to put back, each this instance's
-// declaration (defs, with their hashes) with what the mirror kept of its
-// registry entry, and when the mirror was last brought up to date. A
-// schedule the mirror never saw is left to Register.
-func (m *mirror) seeds(defs []schedstore.Definition, hashes []defHash, self schedstore.Declarer) ([]schedstore.Schedule, time.Time) {
+// declaration (defs, made from own, with own's hashes) with what the
+// mirror kept of its registry entry, and when the mirror was last brought
+// up to date. A schedule the mirror never saw is left to Register.
+func (m *mirror) seeds(defs []schedstore.Definition, own []decl, self schedstore.Declarer) ([]schedstore.Schedule, time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]schedstore.Schedule, 0, len(m.entries))
 	for i := range m.entries {
 		if e := &m.entries[i]; e.known && i < len(defs) {
-			out = append(out, e.schedule(defs[i], hashes[i], self))
+			out = append(out, m.schedule(i, defs[i], own[i].hash, self))
 		}
 	}
 	return out, m.at
-}
-
-// jobNames returns the names of d's jobs, whose pauses the mirror keeps.
-func jobNames(d *schedstore.Definition) []string {
-	out := make([]string, len(d.Jobs))
-	for i, j := range d.Jobs {
-		out[i] = j.Name
-	}
-	return out
-}
-
-// jobNamesOf returns jobNames by schedule ID, for defs.
-func jobNamesOf(defs []schedstore.Definition) func(id string) []string {
-	byID := make(map[string]*schedstore.Definition, len(defs))
-	for i := range defs {
-		byID[defs[i].ID] = &defs[i]
-	}
-	return func(id string) []string {
-		if d := byID[id]; d != nil {
-			return jobNames(d)
-		}
-		return nil
-	}
 }
 
 // msOf is t in unix ms, 0 for the zero time.
@@ -221,24 +304,6 @@ func msTime(ms int64) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(ms).UTC()
-}
-
-// internOutcome returns the outcome words the scheduler writes as one
-// shared string each, so that memory per schedule holds no copy of them.
-func internOutcome(o string) string {
-	switch o {
-	case "fired":
-		return "fired"
-	case "skipped:overlap":
-		return "skipped:overlap"
-	}
-	return o
-}
-
-// declared returns the position of schedule id among this instance's
-// declarations (Scheduler.defs, sorted by ID), from Start on.
-func (s *Scheduler) declared(id string) (int, bool) {
-	return slices.BinarySearchFunc(s.defs, id, func(d schedstore.Definition, id string) int { return strings.Compare(d.ID, id) })
 }
 
 // defHash is a definition hash (schedstore.Definition.Hash: 24 hex

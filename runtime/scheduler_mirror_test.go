@@ -123,6 +123,5 @@ func mirroredOf(s *Scheduler, id string) (schedstore.Schedule, int64) {
 	s.mirror.mu.Lock()
 	defer s.mirror.mu.Unlock()
 	i, _ := s.declared(id)
-	e := s.mirror.entries[i]
-	return e.schedule(s.defs[i], s.hashes[i], s.self.Declarer()), e.asOf
+	return s.mirror.schedule(i, s.own[i].definition(), s.own[i].hash, s.self.Declarer()), s.mirror.entries[i].asOf
 }

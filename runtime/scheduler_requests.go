@@ -32,7 +32,7 @@ func (ss *session) requests(ctx context.Context) {
 	budget := backfillChunk
 	for _, rq := range pending {
 		ss.mu.Lock()
-		e := ss.entries[rq.Schedule]
+		e := ss.entries.find(rq.Schedule)
 		var jp func(string) bool
 		if e != nil {
 			jp = e.jobPaused(now)
@@ -63,8 +63,8 @@ func (ss *session) requests(ctx context.Context) {
 		switch rq.Kind {
 		case schedstore.KindTriggerNow:
 			slot := now.Truncate(time.Millisecond)
-			reqs = append(reqs, &fireReq{id: e.id, plan: e.plan, slot: slot, at: slot,
-				dedup: e.id + ":req:" + rq.ID, source: "request", paused: jp})
+			reqs = append(reqs, &fireReq{id: e.id(), plan: e.d.plan(e.d.trigger()), slot: slot, at: slot,
+				dedup: e.id() + ":req:" + rq.ID, source: "request", paused: jp})
 		case schedstore.KindBackfill:
 			if budget == 0 {
 				continue
@@ -77,10 +77,10 @@ func (ss *session) requests(ctx context.Context) {
 				rq.Next, rq.Fired = next, rq.Fired+len(reqs)
 			}
 		}
-		for i, r := range s.fire(ctx, ss.term, reqs) {
+		for _, r := range s.fire(ctx, ss.term, reqs) {
 			if r.Err != nil {
 				if errors.Is(r.Err, leader.ErrFenced) {
-					ss.failed(reqs[i].id, r.Err)
+					ss.failed(e, r.Err)
 					return
 				}
 				s.faults.failed(r.Err, "request", rq.ID, "schedule", rq.Schedule)
@@ -103,7 +103,9 @@ func (ss *session) requests(ctx context.Context) {
 // stopped, and the fire time to continue from (zero when the range is
 // done).
 func backfillChunkOf(e *schedEntry, rq schedstore.Request, n int, paused func(string) bool) ([]*fireReq, time.Time) {
-	trig := backfillTrigger(e.plan.trig, rq.From)
+	own := e.d.trigger()
+	p := e.d.plan(own)
+	trig := backfillTrigger(own, rq.From)
 	from := rq.From
 	if !rq.Next.IsZero() {
 		from = rq.Next
@@ -114,8 +116,8 @@ func backfillChunkOf(e *schedEntry, rq schedstore.Request, n int, paused func(st
 		if len(reqs) == n {
 			return reqs, t
 		}
-		reqs = append(reqs, &fireReq{id: e.id, plan: e.plan, slot: t, at: t,
-			dedup: fmt.Sprintf("%s:req:%s:%d", e.id, rq.ID, t.Unix()), source: "backfill", paused: paused})
+		reqs = append(reqs, &fireReq{id: e.id(), plan: p, slot: t, at: t,
+			dedup: fmt.Sprintf("%s:req:%s:%d", e.id(), rq.ID, t.Unix()), source: "backfill", paused: paused})
 	}
 	return reqs, time.Time{}
 }

@@ -4,62 +4,14 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
-	"github.com/chronos-go/chronos/runtime/internal/firing"
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 	"github.com/chronos-go/chronos/runtime/internal/schedstore"
 	"github.com/chronos-go/chronos/runtime/trigger"
 )
-
-// schedEntry is one schedule as the leader fires it. Within a term the
-// leader is the only writer of trigger state, so state here equals the
-// stored state (a failed or refused write marks the entry dirty: it is
-// read again).
-type schedEntry struct {
-	id        string
-	hash      defHash
-	created   int64 // the registry's created (unix ms), the plan's anchor
-	plan      *plan
-	next      firing.NextFunc // the loop's view of plan.trig (nextFunc), made once
-	state     trigger.State
-	pause     *schedstore.PauseInfo
-	jobPauses map[string]schedstore.PauseInfo
-	dirty     bool
-
-	// failures counts the writes in a row that did not happen (Redis
-	// refusing them: out of memory, unreachable); the entry is read and
-	// evaluated again at retryAt, with backoff, instead of every refresh.
-	failures int32
-	retryAt  int64 // unix ns; 0: none
-}
-
-func (e *schedEntry) paused(now time.Time) bool { return e.pause != nil && e.pause.Active(now) }
-
-// jobPaused reports which jobs of a group are paused at now. It reads the
-// pauses as they are when called (a refresh replaces the map, never
-// changes it), so its result may be used after ss.mu is released.
-func (e *schedEntry) jobPaused(now time.Time) func(string) bool {
-	pauses := e.jobPauses
-	if len(pauses) == 0 {
-		return nil
-	}
-	return func(job string) bool { p, ok := pauses[job]; return ok && p.Active(now) }
-}
-
-// nextFunc is the firing loop's view of the trigger, ahead seconds early
-// (SchedulerConfig.FireAhead); the session resets the loop entry from the
-// evaluated state after every firing anyway.
-func (e *schedEntry) nextFunc(ahead time.Duration) firing.NextFunc {
-	trig := e.plan.trig
-	return func(after time.Time) time.Time {
-		t, ok := trig.FireTimeAfter(after.Add(ahead))
-		if !ok {
-			return time.Time{}
-		}
-		return t.Add(-ahead)
-	}
-}
 
 // round is one evaluate-and-fire pass of the leader. Under ss.mu it
 // evaluates entries at one instant and puts their next fire times in the
@@ -72,6 +24,7 @@ type round struct {
 	now   time.Time
 	ahead time.Duration // fire times up to now+ahead are fired (the firing loop's rounds)
 	reqs  []*fireReq
+	ents  []*schedEntry // the entry of each of reqs
 	saves []*schedEntry
 }
 
@@ -83,6 +36,7 @@ func (r *round) add(e *schedEntry, source string) {
 	reqs, save := r.ss.evaluate(e, r.now.Add(r.ahead), source)
 	for _, q := range reqs {
 		q.ahead = q.at.After(r.now)
+		r.ents = append(r.ents, e)
 	}
 	r.reqs = append(r.reqs, reqs...)
 	if save {
@@ -94,7 +48,7 @@ func (r *round) add(e *schedEntry, source string) {
 // commit writes the round. ss.mu is not held.
 func (r *round) commit(ctx context.Context) {
 	r.ss.save(ctx, r.saves)
-	r.ss.handle(r.reqs, r.ss.s.fire(ctx, r.ss.term, r.reqs))
+	r.ss.handle(r.reqs, r.ents, r.ss.s.fire(ctx, r.ss.term, r.reqs))
 }
 
 // evaluate runs the misfire engine for e at now and returns the firings to
@@ -102,13 +56,14 @@ func (r *round) commit(ctx context.Context) {
 // whether the state changed without any firing (a misfire policy skipped
 // slots), which must then be saved on its own. ss.mu is held.
 func (ss *session) evaluate(e *schedEntry, now time.Time, source string) ([]*fireReq, bool) {
-	if e.dirty || e.paused(now) || e.state.Complete {
+	if e.dirty || e.paused(now) || e.complete() {
 		return nil, false
 	}
-	res := ss.s.catchup(e, now)
+	id, trig, before := e.id(), e.d.trigger(), e.state()
+	res := ss.s.catchup(id, trig, trigger.Policy(e.d.policy), before, now)
 	if len(res.Fires) == 0 {
-		changed := res.State != e.state
-		e.state = res.State
+		changed := !sameState(res.State, before)
+		e.setState(res.State)
 		return nil, changed
 	}
 	if source == "trigger" && (res.Misfired || len(res.Fires) > 1) {
@@ -116,6 +71,7 @@ func (ss *session) evaluate(e *schedEntry, now time.Time, source string) ([]*fir
 	}
 	n := len(res.Fires)
 	reqs := make([]*fireReq, n)
+	p := e.d.plan(trig)
 	jp := e.jobPaused(now)
 	for i, f := range res.Fires {
 		st := res.State
@@ -127,23 +83,31 @@ func (ss *session) evaluate(e *schedEntry, now time.Time, source string) ([]*fir
 		}
 		st.Prev = f.At
 		reqs[i] = &fireReq{
-			id: e.id, plan: e.plan, slot: f.Scheduled, at: f.At, dedup: dedupKey(e.id, f.Scheduled),
+			id: id, plan: p, slot: f.Scheduled, at: f.At, dedup: dedupKey(id, f.Scheduled),
 			source: source, state: &st, paused: jp,
 		}
 	}
-	e.state = res.State
+	e.setState(res.State)
 	return reqs, false
 }
 
-// catchup runs the misfire engine for e at now, and logs and records what
+// sameState reports whether a and b are the same state: the same instants
+// and counts.
+func sameState(a, b trigger.State) bool {
+	return a.Next.Equal(b.Next) && a.Prev.Equal(b.Prev) && a.Start.Equal(b.Start) &&
+		a.TimesTriggered == b.TimesTriggered && a.RepeatCount == b.RepeatCount && a.Complete == b.Complete
+}
+
+// catchup runs the misfire engine for schedule id, with trigger trig and
+// misfire policy policy, from state st at now, and logs and records what
 // it decided when a policy applied or fires were dropped.
-func (s *Scheduler) catchup(e *schedEntry, now time.Time) trigger.Result {
-	c := trigger.Catchup{Policy: e.plan.policy, Threshold: s.cfg.MisfireThreshold, MaxFires: s.cfg.MaxCatchup}
-	res := c.Due(e.plan.trig, e.state, now)
-	s.recordCatchup(e.id, e.plan.policy, res)
+func (s *Scheduler) catchup(id string, trig trigger.Trigger, policy trigger.Policy, st trigger.State, now time.Time) trigger.Result {
+	c := trigger.Catchup{Policy: policy, Threshold: s.cfg.MisfireThreshold, MaxFires: s.cfg.MaxCatchup}
+	res := c.Due(trig, st, now)
+	s.recordCatchup(id, policy, res)
 	if res.Misfired || res.Dropped > 0 || len(res.Fires) > 1 {
-		s.log.Info("chronos: catch-up", "schedule", e.id, "policy", e.plan.policy.String(),
-			"missed_from", e.state.Next, "misfired", res.Misfired, "fired", len(res.Fires), "dropped", res.Dropped,
+		s.log.Info("chronos: catch-up", "schedule", id, "policy", policy.String(),
+			"missed_from", st.Next, "misfired", res.Misfired, "fired", len(res.Fires), "dropped", res.Dropped,
 			"next", res.State.Next)
 	}
 	return res
@@ -151,17 +115,13 @@ func (s *Scheduler) catchup(e *schedEntry, now time.Time) trigger.Result {
 
 // place puts e's next fire time in the loop, or takes it out.
 func (ss *session) place(e *schedEntry, now time.Time) {
-	if e.dirty || e.paused(now) || e.state.Complete || e.state.Next.IsZero() {
-		ss.loop.Remove(e.id)
-		ss.idle[e.id] = true
-		return
+	if next := e.next(); e.dirty || e.paused(now) || e.complete() || next.IsZero() {
+		ss.loop.Remove(e)
+		ss.idle[e] = struct{}{}
+	} else {
+		delete(ss.idle, e)
+		ss.loop.Set(e, next.Add(-ss.s.cfg.FireAhead))
 	}
-	delete(ss.idle, e.id)
-	ahead := ss.s.cfg.FireAhead
-	if e.next == nil {
-		e.next = e.nextFunc(ahead)
-	}
-	ss.loop.SetAt(e.id, e.next, e.state.Next.Add(-ahead))
 }
 
 // save writes states that changed without a firing (a misfire policy
@@ -169,28 +129,29 @@ func (ss *session) place(e *schedEntry, now time.Time) {
 func (ss *session) save(ctx context.Context, es []*schedEntry) {
 	for _, e := range es {
 		ss.mu.Lock()
-		st := e.state
+		st := e.state()
 		ss.mu.Unlock()
 		ts := schedstore.TriggerState{Next: st.Next, Prev: st.Prev, Start: st.Start,
 			TimesTriggered: int64(st.TimesTriggered), RepeatCount: int64(st.RepeatCount), Complete: st.Complete}
-		err := ss.s.store.SaveState(ctx, ss.term, e.id, ts, "misfire:"+e.plan.policy.String())
+		err := ss.s.store.SaveState(ctx, ss.term, e.id(), ts, "misfire:"+trigger.Policy(e.d.policy).String())
 		if err != nil {
-			ss.failed(e.id, err)
+			ss.failed(e, err)
 		}
 	}
 }
 
-// handle acts on fire results: logs skips and duplicates, and marks entries
-// whose write did not happen for a re-read. A fenced write ends the session.
-func (ss *session) handle(reqs []*fireReq, res []schedstore.FireResult) {
+// handle acts on fire results, those of reqs, whose entries are ents:
+// logs skips and duplicates, and marks entries whose write did not happen
+// for a re-read. A fenced write ends the session.
+func (ss *session) handle(reqs []*fireReq, ents []*schedEntry, res []schedstore.FireResult) {
 	s := ss.s
 	for i, r := range res {
-		q := reqs[i]
+		q, e := reqs[i], ents[i]
 		if r.Err != nil {
-			ss.failed(q.id, r.Err)
+			ss.failed(e, r.Err)
 			continue
 		}
-		ss.succeeded(q.id)
+		ss.succeeded(e)
 		switch r.Status {
 		case fireFired:
 			for j, out := range r.Jobs {
@@ -203,23 +164,23 @@ func (ss *session) handle(reqs []*fireReq, res []schedstore.FireResult) {
 			s.log.Warn("chronos: trigger already enqueued (dedup key held); not enqueued again", "schedule", q.id,
 				"trigger", q.slot, "dedup", q.dedup)
 			if q.state != nil {
-				ss.markDirty(q.id)
+				ss.markDirty(e)
 			}
 		case fireStale:
 			s.log.Warn("chronos: a later firing is already recorded; re-reading the schedule", "schedule", q.id, "trigger", q.slot)
-			ss.markDirty(q.id)
+			ss.markDirty(e)
 		case fireGone:
 			ss.mu.Lock()
-			ss.forget(q.id)
+			ss.forget(e)
 			ss.mu.Unlock()
 		}
 	}
 }
 
-// failed handles a write that did not happen.
-func (ss *session) failed(id string, err error) {
+// failed handles a write of entry e that did not happen.
+func (ss *session) failed(e *schedEntry, err error) {
 	if errors.Is(err, leader.ErrFenced) {
-		ss.s.log.Warn("chronos: fenced write: this instance is no longer leader; stopping", "schedule", id, "partition", ss.part, "epoch", ss.term.Epoch)
+		ss.s.log.Warn("chronos: fenced write: this instance is no longer leader; stopping", "schedule", e.id(), "partition", ss.part, "epoch", ss.term.Epoch)
 		ss.cancel()
 		return
 	}
@@ -228,26 +189,28 @@ func (ss *session) failed(id string, err error) {
 	}
 	ss.mu.Lock()
 	var retry time.Duration
-	if e := ss.entries[id]; e != nil {
-		e.failures++
-		retry = firingRetry(int(e.failures))
-		e.retryAt = ss.s.now().Add(retry).UnixNano()
+	if !e.gone {
+		m := e.extra()
+		m.failures++
+		retry = firingRetry(int(m.failures))
+		m.retryAt = ss.s.now().Add(retry).UnixNano()
 	}
 	ss.mu.Unlock()
-	ss.s.faults.failed(err, "schedule", id, "retry_in", retry)
-	ss.markDirty(id)
+	ss.s.faults.failed(err, "schedule", e.id(), "retry_in", retry)
+	ss.markDirty(e)
 }
 
-// succeeded records that a write of entry id happened. The first after
+// succeeded records that a write of entry e happened. The first after
 // failures, in any partition's session, ends every entry's backoff (see
 // recovered): the fault was Redis's, not theirs, so the fire times missed
 // meanwhile are caught up at the next refresh.
-func (ss *session) succeeded(id string) {
+func (ss *session) succeeded(e *schedEntry) {
 	ss.s.faults.ok()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if e := ss.entries[id]; e != nil {
-		e.failures, e.retryAt = 0, 0
+	if m := e.more; m != nil && !e.gone {
+		m.failures, m.retryAt = 0, 0
+		e.tidy()
 	}
 	ss.recovered()
 }
@@ -258,7 +221,10 @@ func (ss *session) recovered() {
 	if g := ss.s.faults.recoveries.Load(); g != ss.recoveries {
 		ss.recoveries = g
 		for _, e := range ss.entries {
-			e.retryAt = 0
+			if e.more != nil {
+				e.more.retryAt = 0
+				e.tidy()
+			}
 		}
 	}
 }
@@ -277,19 +243,33 @@ func firingRetry(failures int) time.Duration {
 	return d/2 + rand.N(d)
 }
 
-func (ss *session) markDirty(id string) {
+// markDirty marks e for a re-read of its stored state.
+func (ss *session) markDirty(e *schedEntry) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if e := ss.entries[id]; e != nil {
+	if !e.gone {
 		e.dirty = true
-		ss.idle[id] = true
-		ss.loop.Remove(id)
+		ss.idle[e] = struct{}{}
+		ss.loop.Remove(e)
 	}
 }
 
-// forget drops entry id. ss.mu is held.
-func (ss *session) forget(id string) {
-	delete(ss.entries, id)
-	delete(ss.idle, id)
-	ss.loop.Remove(id)
+// forget drops entry e. ss.mu is held.
+func (ss *session) forget(e *schedEntry) {
+	if e.gone {
+		return
+	}
+	ss.retire(e)
+	if i, ok := slices.BinarySearchFunc(ss.entries, e.id(), func(x *schedEntry, id string) int { return strings.Compare(x.id(), id) }); ok {
+		ss.entries = slices.Delete(ss.entries, i, i+1)
+	}
+}
+
+// retire takes e out of the firing loop and the idle set for good: it was
+// forgotten or replaced. A batch the loop handed over before skips it.
+// ss.mu is held.
+func (ss *session) retire(e *schedEntry) {
+	e.gone = true
+	ss.loop.Remove(e)
+	delete(ss.idle, e)
 }

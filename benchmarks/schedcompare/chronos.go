@@ -104,15 +104,24 @@ func runChronos(ctx context.Context, cfg config, addr string, admin *redis.Clien
 	if time.Now().After(base) {
 		r.notes = append(r.notes, fmt.Sprintf("chronos: leader ready %v after the first trigger", time.Since(base).Round(time.Millisecond)))
 	}
-	// Measure from the first whole second after one burst has fired.
+	// The heap at the first firing holds the start-up's transients too:
+	// the leaders of the other partitions may still be loading theirs.
+	r.heapAtStartup = float64(int64(heapAfterGC())-int64(h0)) / float64(p.n)
+	// The heap held while firing is measured half a second after the
+	// first burst, as asynq's once its entries fire: by then every
+	// partition's leader has loaded its schedules and fired them (the
+	// first trigger comes well after the start-up), and what the start-up
+	// read is garbage. The window starts two seconds later, so that the
+	// counters are sampled after the GC.
 	from := base
 	if now := time.Now(); now.After(from) {
 		from = now
 	}
+	waitUntil(ctx, from.Truncate(time.Second).Add(500*time.Millisecond))
 	h1 := heapAfterGC()
 	r.heapPerSched = float64(int64(h1)-int64(h0)) / float64(p.n)
 	g := guard(cfg.fireAhead)
-	start := windowStart(from.Truncate(time.Second).Add(2*time.Second), g)
+	start := windowStart(from.Truncate(time.Second).Add(3*time.Second), g)
 
 	w, err := measureWindow(ctx, admin, hook, start.Add(-g), cfg.window, cfg.profilePath("chronos"))
 	if err != nil {

@@ -177,7 +177,8 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 type result struct {
 	name          string
 	schedules     int
-	heapPerSched  float64 // bytes
+	heapPerSched  float64 // bytes, while firing
+	heapAtStartup float64 // chronos: bytes at the leader's first firing; 0: not measured
 	fires         int     // triggers whose intended time fell in the window
 	window        time.Duration
 	cpuPerFire    time.Duration

@@ -32,6 +32,12 @@ var metrics = []metric{
 	{"fires in window", "%.0f", func(r *result) float64 { return float64(r.fires) }, false},
 	{"fires/s", "%.0f", func(r *result) float64 { return float64(r.fires) / r.window.Seconds() }, false},
 	{"heap B/schedule", "%.0f", func(r *result) float64 { return r.heapPerSched }, true},
+	{"heap B/schedule at first firing", "%.0f", func(r *result) float64 {
+		if r.heapAtStartup == 0 {
+			return math.NaN()
+		}
+		return r.heapAtStartup
+	}, false},
 	{"CPU µs/fire (process)", "%.1f", func(r *result) float64 { return us(r.cpuPerFire) }, true},
 	{"redis CPU µs/fire", "%.1f", func(r *result) float64 { return us(r.redisCPUFire) }, true},
 	{"last of burst lag p50 ms", "%.1f", func(r *result) float64 { return ms(r.lastP50) }, true},
@@ -100,8 +106,8 @@ func (c column) minMax(m metric) (lo, hi float64) {
 
 // progress is one line for a finished measurement.
 func progress(r *result) string {
-	s := fmt.Sprintf("%s: %d fires, last of burst lag p50/p99 %.1f/%.1f ms, per trigger p99 %.1f ms, CPU %.1f µs/fire, redis %.1f µs/fire",
-		r.name, r.fires, ms(r.lastP50), ms(r.lastP99), ms(r.lagP99), us(r.cpuPerFire), us(r.redisCPUFire))
+	s := fmt.Sprintf("%s: %d fires, last of burst lag p50/p99 %.1f/%.1f ms, per trigger p99 %.1f ms, CPU %.1f µs/fire, redis %.1f µs/fire, heap %.0f B/schedule",
+		r.name, r.fires, ms(r.lastP50), ms(r.lastP99), ms(r.lagP99), us(r.cpuPerFire), us(r.redisCPUFire), r.heapPerSched)
 	if r.startup > 0 {
 		s += fmt.Sprintf(", start-up %.2f s", r.startup.Seconds())
 	}

@@ -18,6 +18,11 @@
 // monotonic progress on every wake-up and reports stalls and wall-clock
 // jumps through Config.OnAnomaly before it hands over the batch.
 //
+// Queue is the same loop for callers that keep their own entries and
+// compute each next fire time themselves (the scheduler's leader): it
+// orders the caller's entries without an index by ID or a NextFunc, hands
+// each due entry over once, and leaves putting it back to the caller.
+//
 // The loop reads time only through a Clock, so tests drive it with a
 // ManualClock and never sleep.
 package firing

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -94,9 +93,8 @@ var ErrRunning = errors.New("firing: loop is already running")
 // Loop is the firing loop. Its methods are safe for concurrent use; Run
 // must be called at most once at a time.
 type Loop struct {
-	cfg     Config
-	running atomic.Bool
-	wake    chan struct{}
+	cfg Config
+	w   waker
 
 	mu      sync.Mutex
 	heap    fireHeap
@@ -109,19 +107,9 @@ func New(cfg Config) *Loop {
 	if cfg.Fire == nil {
 		panic("firing: Config.Fire is nil")
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = SystemClock()
-	}
-	if cfg.MaxSleep <= 0 {
-		cfg.MaxSleep = time.Second
-	}
-	if cfg.StallThreshold <= 0 {
-		cfg.StallThreshold = time.Second
-	}
-	if cfg.JumpThreshold <= 0 {
-		cfg.JumpThreshold = time.Second
-	}
-	return &Loop{cfg: cfg, wake: make(chan struct{}, 1), entries: make(map[string]*item)}
+	l := &Loop{cfg: cfg, entries: make(map[string]*item)}
+	l.w.init(cfg.Clock, cfg.MaxSleep, cfg.StallThreshold, cfg.JumpThreshold, cfg.OnAnomaly)
+	return l
 }
 
 // Set adds the schedule id, or replaces its next function and fire time if
@@ -185,7 +173,7 @@ func (l *Loop) Remove(id string) bool {
 		head := e.index == 0
 		l.heap.remove(e.index)
 		if head {
-			l.poke()
+			l.w.poke()
 		}
 	}
 	return true
@@ -263,14 +251,7 @@ func (l *Loop) place(e *item) {
 		l.heap.fix(e.index)
 	}
 	if e.index == 0 {
-		l.poke()
-	}
-}
-
-func (l *Loop) poke() {
-	select {
-	case l.wake <- struct{}{}:
-	default:
+		l.w.poke()
 	}
 }
 
@@ -279,65 +260,21 @@ func (l *Loop) poke() {
 // the loop is already running. Entries stay in the loop after Run returns,
 // so a new leader term can Run it again.
 func (l *Loop) Run(ctx context.Context) error {
-	if !l.running.CompareAndSwap(false, true) {
-		return ErrRunning
-	}
-	defer l.running.Store(false)
-	clk := l.cfg.Clock
-	// A poke left from Sets made before Run is stale: the first pass reads
-	// the heap anyway. Left in, it would cut the first sleep short, and a
-	// process stalled during that sleep would go unreported.
-	select {
-	case <-l.wake:
-	default:
-	}
-	prevWall, prevMono := clk.Now(), clk.Monotonic()
-	for {
-		now, mono := clk.Now(), clk.Monotonic()
-		if l.cfg.OnAnomaly != nil {
-			// Strip any monotonic reading so Sub compares wall clocks.
-			drift := now.Round(0).Sub(prevWall.Round(0)) - (mono - prevMono)
-			if drift > l.cfg.JumpThreshold || drift < -l.cfg.JumpThreshold {
-				l.cfg.OnAnomaly(Anomaly{Kind: WallJump, Now: now, Delta: drift})
-			}
-		}
-		prevWall, prevMono = now, mono
-
+	return l.w.run(ctx, func(now time.Time) {
 		if batch := l.collect(now); len(batch) > 0 {
 			l.cfg.Fire(ctx, now, batch)
 		}
-
-		sleep := l.sleepFor(clk.Now())
-		// Read the time before arming: a stall between the two would
-		// otherwise be counted as time asleep.
-		armed := clk.Monotonic()
-		t := clk.NewTimer(sleep)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-l.wake:
-			t.Stop()
-		case <-t.C():
-			if late := clk.Monotonic() - armed - sleep; late > l.cfg.StallThreshold && l.cfg.OnAnomaly != nil {
-				l.cfg.OnAnomaly(Anomaly{Kind: Stall, Now: clk.Now(), Delta: late})
-			}
-		}
-	}
+	}, l.head)
 }
 
-// sleepFor returns how long to sleep from now until the head is due,
-// bounded by MaxSleep.
-func (l *Loop) sleepFor(now time.Time) time.Duration {
+// head returns the fire time of the head of the heap, if any.
+func (l *Loop) head() (int64, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	d := l.cfg.MaxSleep
-	if len(l.heap) > 0 {
-		if until := time.Duration(l.heap[0].at - now.UnixNano()); until < d {
-			d = max(until, 0)
-		}
+	if len(l.heap) == 0 {
+		return 0, false
 	}
-	return d
+	return l.heap[0].at, true
 }
 
 // collect pops every entry due at now, reschedules it after now and returns
