@@ -16,6 +16,7 @@ import (
 // captured is one log record, with the attributes of the record and of
 // the logger it was logged through.
 type captured struct {
+	at    time.Time
 	level slog.Level
 	msg   string
 	attrs map[string]string
@@ -36,7 +37,7 @@ func newCaptureHandler() *captureHandler {
 func (h *captureHandler) Enabled(context.Context, slog.Level) bool { return true }
 
 func (h *captureHandler) Handle(_ context.Context, r slog.Record) error {
-	c := captured{level: r.Level, msg: r.Message, attrs: map[string]string{}}
+	c := captured{at: r.Time, level: r.Level, msg: r.Message, attrs: map[string]string{}}
 	for _, a := range h.attrs {
 		c.attrs[a.Key] = a.Value.String()
 	}
@@ -67,6 +68,19 @@ func (h *captureHandler) count(level slog.Level, part string) int {
 		}
 	}
 	return n
+}
+
+// first is when the first record at level whose message contains part
+// was logged, and whether there is one.
+func (h *captureHandler) first(level slog.Level, part string) (time.Time, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range *h.recs {
+		if r.level == level && strings.Contains(r.msg, part) {
+			return r.at, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // String lists the records at Info and above, for failure messages.

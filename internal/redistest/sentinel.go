@@ -283,6 +283,54 @@ func (d *Sentinel) KillMaster() string {
 	return d.waitNewMaster(context.Background(), oldAddr)
 }
 
+// KillMasterOntoEmptyReplica is a failover to a replica that has none of
+// the data: it kills the master with SIGKILL and, before the sentinels
+// notice (they wait 500 ms), empties the replica, then waits until they
+// have promoted it and it accepts writes, and returns its address. The
+// replica is left as a replica would be that restarted without persistence
+// just as its master died, so that it never synced again: a replica of a
+// master that is gone, with an empty dataset, which Sentinel promotes as
+// it is (Sentinel does not look at the data). It is emptied by FLUSHALL,
+// with replica-read-only off for that one command, in a MULTI that also
+// asks ROLE, so the test fails if the replica was promoted before it was
+// emptied. The master is dead by then, so no replication stream writes
+// anything back. Nothing the clients wrote survives: they end on a master
+// with an empty dataset, as after FLUSHALL. The killed server stays down.
+//
+// Emptying the replica while its master runs would not do: a writable
+// replica's FLUSHALL empties it, but the master's stream goes on writing
+// the keys it touches afterwards, and a replica restarted empty syncs the
+// whole dataset again.
+func (d *Sentinel) KillMasterOntoEmptyReplica() string {
+	d.t.Helper()
+	ctx := context.Background()
+	oldAddr := d.MasterAddr()
+	replica := d.server(oldAddr, false)
+	d.server(oldAddr, true).Kill()
+
+	c := replica.NewClient(nil)
+	defer c.Close()
+	if err := c.ConfigSet(ctx, "replica-read-only", "no").Err(); err != nil {
+		d.t.Fatalf("redistest: CONFIG SET replica-read-only no: %v", err)
+	}
+	var role *redis.Cmd
+	_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		role = p.Do(ctx, "ROLE")
+		p.FlushAll(ctx)
+		return nil
+	})
+	if err != nil {
+		d.t.Fatalf("redistest: FLUSHALL on the replica: %v", err)
+	}
+	if r, _ := role.Slice(); len(r) == 0 || r[0] != "slave" {
+		d.t.Fatalf("redistest: the replica answered ROLE %v when it was emptied: promoted already", r)
+	}
+	if err := c.ConfigSet(ctx, "replica-read-only", "yes").Err(); err != nil {
+		d.t.Fatalf("redistest: CONFIG SET replica-read-only yes: %v", err)
+	}
+	return d.waitNewMaster(ctx, oldAddr)
+}
+
 // waitNewMaster waits until every sentinel reports a master other than
 // oldAddr and that server answers ROLE as a master.
 func (d *Sentinel) waitNewMaster(ctx context.Context, oldAddr string) string {

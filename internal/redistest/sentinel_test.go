@@ -52,3 +52,30 @@ func TestSentinelKillMasterPromotesTheReplica(t *testing.T) {
 		t.Fatalf("after promotion: %q, %v; want v (replicated before the kill)", got, err)
 	}
 }
+
+func TestSentinelKillMasterOntoEmptyReplicaPromotesAReplicaWithNoData(t *testing.T) {
+	parallel(t)
+	d := StartSentinel(t)
+	ctx := context.Background()
+	c := d.Client()
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the replica to have the key", func() error {
+		return d.Replica().Client().Get(ctx, "k").Err()
+	})
+	old := d.Master()
+	promoted := d.Replica().Addr()
+	if got := d.KillMasterOntoEmptyReplica(); got != promoted {
+		t.Fatalf("new master %s, want the replica %s", got, promoted)
+	}
+	if old.PID() != 0 {
+		t.Fatal("old master still running")
+	}
+	if n, err := c.DBSize(ctx).Result(); err != nil || n != 0 {
+		t.Fatalf("the client sees %d keys (%v) on the new master; want none", n, err)
+	}
+	if err := c.Set(ctx, "k2", "v2", 0).Err(); err != nil {
+		t.Fatalf("write after promotion: %v", err)
+	}
+}
