@@ -2,6 +2,7 @@ package chronos
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,9 +91,24 @@ func TestAnIsolatedSchedulesMisfirePolicyAppliesPerInstanceAfterAStall(t *testin
 			clk := firing.NewManualClock(t0)
 			a := e.isoNode("iso-a", cfg, reg(clk))
 			b := e.isoNode("iso-b", cfg, reg(nil))
+			// a's first fire time is the second it started in: a cron
+			// trigger's start, rounded down to the second, is a fire time
+			// (Quartz's rule, trigger.Cron), due at once on a's clock. Each
+			// second the clock moves brings one more. All three must have
+			// run before the stall: a run still on its way would be
+			// counted as one for the stall.
+			first := t0.Truncate(time.Second)
 			for k := 1; k <= 2; k++ {
 				clk.Advance(time.Second)
-				waitUntil(t, "a run on a's clock", func() bool { return a.count() >= k })
+				waitUntil(t, "a run on a's clock", func() bool { return a.count() >= k+1 })
+			}
+			var pre []time.Time
+			for _, r := range a.tasks() {
+				pre = append(pre, r.TriggerTime)
+			}
+			slices.SortFunc(pre, time.Time.Compare)
+			if want := []time.Time{first, first.Add(time.Second), first.Add(2 * time.Second)}; !slices.EqualFunc(pre, want, time.Time.Equal) {
+				t.Fatalf("a ran %v before the stall, want %v", pre, want)
 			}
 			waitUntil(t, "runs on b", func() bool { return b.count() >= 2 })
 

@@ -39,6 +39,16 @@ func MarkTestLayout(t testing.TB, c redis.UniversalClient, ns string) {
 	}
 }
 
+// LayoutMarksForTest returns the keys MarkTestLayout writes in namespace ns:
+// none unless the tests run in layout 1. Exported for the package's
+// external tests that list the keys in Redis.
+func LayoutMarksForTest(ns string) []string {
+	if !testLayoutOne() {
+		return nil
+	}
+	return []string{leader.KeysFor(ns).Epoch}
+}
+
 // testLayout returns the layout of namespace ns on c, creating the
 // namespace as a scheduler would if it is new.
 func testLayout(t testing.TB, c redis.UniversalClient, ns string) keyspace.Layout {

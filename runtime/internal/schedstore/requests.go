@@ -3,12 +3,13 @@ package schedstore
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -103,11 +104,40 @@ func (s *Store) AdvanceRequest(ctx context.Context, r Request) (bool, error) {
 	return n == 1, nil
 }
 
+// requestSeq makes the suffixes of a Store's request IDs: a random 47-bit
+// number for the first request of a millisecond, then that number plus
+// one for each further request of the same millisecond (the monotonic
+// rule of ULIDs). Without it, two requests made in the same millisecond,
+// as a program triggering a schedule and then backfilling it makes them,
+// sorted by random suffixes: the leader could carry the later one out
+// first, its firings then coming first in the queue and the history.
+// Requests made in the same millisecond through different Stores (two
+// processes, two operators) are concurrent and keep a random order.
+type requestSeq struct {
+	mu sync.Mutex
+	ms int64
+	n  uint64
+}
+
+// id returns the ID of a request created at ms (unix milliseconds): ms in
+// 13 digits, "-", the suffix in 12 hex digits, which sorts after those of
+// the IDs made before in the same millisecond.
+func (q *requestSeq) id(ms int64) string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if ms != q.ms || q.n+1 >= 1<<48 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		q.ms, q.n = ms, binary.BigEndian.Uint64(b[:])>>17
+	} else {
+		q.n++
+	}
+	return fmt.Sprintf("%013d-%012x", ms, q.n)
+}
+
 func (s *Store) addRequest(ctx context.Context, r Request) (Request, error) {
 	r.Created = s.cfg.Now().UTC()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	r.ID = fmt.Sprintf("%013d-%s", r.Created.UnixMilli(), hex.EncodeToString(b))
+	r.ID = s.reqSeq.id(r.Created.UnixMilli())
 	data, err := json.Marshal(r)
 	if err != nil {
 		return Request{}, fmt.Errorf("schedstore: %s request for %q: %w", r.Kind, r.Schedule, err)
@@ -184,7 +214,8 @@ func (s *Store) RequestsIn(ctx context.Context, limit int, ps ...int) ([]Request
 			out = append(out, r)
 		}
 	}
-	// Request IDs start with their creation time: oldest first.
+	// Request IDs start with their creation time, and those of one
+	// millisecond made by one Store sort in the order made: oldest first.
 	slices.SortFunc(out, func(a, b Request) int { return strings.Compare(a.ID, b.ID) })
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]

@@ -75,6 +75,8 @@ type Store struct {
 	sweepMu     sync.Mutex           // serializes sweeps, guards memo and orphanSince
 	memo        sweepMemo            // this Store's last full sweep
 	orphanSince map[string]time.Time // when a full pass first saw a schedule no live instance declares
+
+	reqSeq requestSeq // orders the IDs of requests made in the same millisecond
 }
 
 // New returns a Store on client.

@@ -434,6 +434,41 @@ func TestRequestsSurviveARedisRestartUntilCompleted(t *testing.T) {
 	}
 }
 
+// Requests made one after another in the same millisecond, as a program
+// triggering a schedule and then backfilling it makes them, are listed,
+// and so carried out, in the order they were made, not in the order of
+// random ID suffixes.
+func TestRequestsOfOneMillisecondKeepTheOrderTheyWereMadeIn(t *testing.T) {
+	w := newWorld(t)
+	st, _ := w.instance("a", "v1", def("s", "x"), def("t", "x"))
+	var made []string
+	for i := range 20 {
+		id := []string{"s", "t"}[i%2] // two schedules, in one partition or two
+		var r Request
+		var err error
+		if i%3 == 0 {
+			r, err = st.RequestBackfill(ctx, id, t0.Add(-time.Hour), t0, 1, "test")
+		} else {
+			r, err = st.RequestTrigger(ctx, id, "test")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, r.ID)
+	}
+	got, err := st.Requests(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, r := range got {
+		listed = append(listed, r.ID)
+	}
+	if !slices.Equal(listed, made) {
+		t.Fatalf("requests listed in the order\n%v\nmade in the order\n%v", listed, made)
+	}
+}
+
 func TestSaveStateIsFencedAndNeverMovesBack(t *testing.T) {
 	w := newWorld(t)
 	st, _ := w.instance("a", "v1", def("s", "x"))
