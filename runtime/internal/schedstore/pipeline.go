@@ -9,6 +9,12 @@ import (
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 )
 
+// maxPipeline is the most commands the store sends in one pipeline where
+// their count grows with the schedules: a thousand scripts take Redis tens
+// of milliseconds, well inside any client's timeouts, and the round trips
+// they cost are a thousandth of the commands.
+const maxPipeline = 1000
+
 // scriptCall is one invocation of a script in a pipeline.
 type scriptCall struct {
 	keys []string
@@ -37,7 +43,23 @@ type waitFor struct {
 // one slot, whose master's own client carries the pipeline on a cluster
 // (leader.Primary). Errors of individual calls are left in their commands;
 // the error returned is a connection failure that reached none of them.
+//
+// Without w, calls are sent maxPipeline at a time: a pipeline that Redis
+// takes longer to run than the client's write timeout (go-redis: 3 s by
+// default) fails with an i/o timeout while its writes wait on a full
+// socket, as registering 1,000,000 schedules in one pipeline did.
 func (s *Store) evalPipelined(ctx context.Context, script *redis.Script, calls []scriptCall, w *waitFor) ([]*redis.Cmd, error) {
+	if w == nil && len(calls) > maxPipeline {
+		cmds := make([]*redis.Cmd, 0, len(calls))
+		for start := 0; start < len(calls); start += maxPipeline {
+			part, err := s.evalPipelined(ctx, script, calls[start:min(start+maxPipeline, len(calls))], nil)
+			if err != nil {
+				return nil, err
+			}
+			cmds = append(cmds, part...)
+		}
+		return cmds, nil
+	}
 	client := s.client
 	if w != nil && len(calls) > 0 {
 		var err error

@@ -298,14 +298,16 @@ func claimArgs(now time.Time, cl claim) ([]any, error) {
 // readCurrent reads the declarer and definition hash of ids in one pipeline.
 func (s *Store) readCurrent(ctx context.Context, ids []string) (map[string]current, error) {
 	cmds := make([]*redis.SliceCmd, len(ids))
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.HMGet(ctx, s.keys.sched(id), FieldDeclaredBy, FieldDeclaredVersion, FieldDeclaredStart, FieldDefHash, FieldID, FieldRetired)
+	for start := 0; start < len(ids); start += maxPipeline {
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i := start; i < min(start+maxPipeline, len(ids)); i++ {
+				cmds[i] = p.HMGet(ctx, s.keys.sched(ids[i]), FieldDeclaredBy, FieldDeclaredVersion, FieldDeclaredStart, FieldDefHash, FieldID, FieldRetired)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("schedstore: read declarers: %w", err)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("schedstore: read declarers: %w", err)
 	}
 	out := make(map[string]current, len(ids))
 	for i, c := range cmds {
