@@ -111,14 +111,11 @@ func (s *Store) AppendHistory(ctx context.Context, id string, r FiringRecord, ke
 }
 
 // LastFirings returns the newest firing record of each schedule of ids
-// that has one, in one round trip.
+// that has one, in pipelines of a thousand (maxPipeline).
 func (s *Store) LastFirings(ctx context.Context, ids []string) (map[string]FiringRecord, error) {
 	cmds := make([]*redis.StringCmd, len(ids))
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.LIndex(ctx, s.keys.history(id), 0)
-		}
-		return nil
+	err := s.pipelined(ctx, len(ids), func(p redis.Pipeliner, i int) {
+		cmds[i] = p.LIndex(ctx, s.keys.history(ids[i]), 0)
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("schedstore: last firings: %w", err)

@@ -138,24 +138,22 @@ var mirrorFields = []string{
 // GetStates returns the schedules of ids that exist without their
 // definitions: the creation and definition-change times, the retirement,
 // the trigger state and the pauses, of the whole schedule and of the jobs
-// jobs(id) names. One HMGET per schedule, in one pipeline. It is what an
+// jobs(id) names. One HMGET per schedule, in pipelines of a thousand. It is what an
 // instance remembers of the schedules it declares (it has their
 // definitions itself), read without the definitions' fields and JSON.
 func (s *Store) GetStates(ctx context.Context, ids []string, jobs func(id string) []string) (map[string]Schedule, error) {
 	cmds := make([]*redis.SliceCmd, len(ids))
 	names := make([][]string, len(ids))
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			names[i] = mirrorFields
-			if js := jobs(id); len(js) > 0 {
-				names[i] = slices.Clone(mirrorFields)
-				for _, j := range js {
-					names[i] = append(names[i], FieldJobPausePrefix+j)
-				}
+	err := s.pipelined(ctx, len(ids), func(p redis.Pipeliner, i int) {
+		id := ids[i]
+		names[i] = mirrorFields
+		if js := jobs(id); len(js) > 0 {
+			names[i] = slices.Clone(mirrorFields)
+			for _, j := range js {
+				names[i] = append(names[i], FieldJobPausePrefix+j)
 			}
-			cmds[i] = p.HMGet(ctx, s.keys.sched(id), names[i]...)
 		}
-		return nil
+		cmds[i] = p.HMGet(ctx, s.keys.sched(id), names[i]...)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: get the state of %d schedules: %w", len(ids), err)

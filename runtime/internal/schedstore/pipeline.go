@@ -123,3 +123,27 @@ func isScriptErr(err error) bool {
 	_, ok := err.(redis.Error)
 	return ok
 }
+
+// pipelined calls add(p, i) for every i below n, sending the commands in
+// pipelines of maxPipeline (see evalPipelined for why). It returns the
+// first error of a failed command, as go-redis's Pipelined does, but goes
+// on through the other pipelines unless the connection failed: the
+// callers read the commands they added, each holding its own error.
+func (s *Store) pipelined(ctx context.Context, n int, add func(p redis.Pipeliner, i int)) error {
+	var first error
+	for start := 0; start < n; start += maxPipeline {
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i := start; i < min(start+maxPipeline, n); i++ {
+				add(p, i)
+			}
+			return nil
+		})
+		if err != nil && !isScriptErr(err) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}

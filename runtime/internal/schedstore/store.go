@@ -212,14 +212,11 @@ func (s *Store) Get(ctx context.Context, id string) (Schedule, error) {
 	return decodeSchedule(m)
 }
 
-// GetMany returns the schedules of ids that exist, in one round trip.
+// GetMany returns the schedules of ids that exist, in pipelines of a thousand.
 func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]Schedule, error) {
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.HGetAll(ctx, s.keys.sched(id))
-		}
-		return nil
+	err := s.pipelined(ctx, len(ids), func(p redis.Pipeliner, i int) {
+		cmds[i] = p.HGetAll(ctx, s.keys.sched(ids[i]))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: get %d schedules: %w", len(ids), err)
@@ -268,14 +265,11 @@ func (s *Store) ListPartition(ctx context.Context, p int) ([]Schedule, error) {
 	return s.list(ctx, ids)
 }
 
-// list reads the hashes of ids in one pipeline.
+// list reads the hashes of ids in pipelines of a thousand.
 func (s *Store) list(ctx context.Context, ids []string) ([]Schedule, error) {
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.HGetAll(ctx, s.keys.sched(id))
-		}
-		return nil
+	err := s.pipelined(ctx, len(ids), func(p redis.Pipeliner, i int) {
+		cmds[i] = p.HGetAll(ctx, s.keys.sched(ids[i]))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: list: %w", err)
