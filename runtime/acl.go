@@ -15,7 +15,7 @@ var aclCommands = []string{
 	// Scripts, transactions, pub/sub.
 	"+eval", "+evalsha", "+script|load",
 	"+multi", "+exec",
-	"+subscribe", "+publish",
+	"+subscribe", "+publish", "+pubsub|numsub",
 	// SchedulerConfig.Replicas and WithReplicas.
 	"+wait", "+info|replication",
 	// Keys (limited to the namespace by the key patterns).

@@ -33,8 +33,10 @@ var storageDirs = []string{"internal/rdb", "internal/schedstore", "internal/lead
 // keyspaceExceptions are the functions of package keyspace, which builds
 // the prefixes the others start from, that may spell a key name, and why.
 var keyspaceExceptions = map[string]string{
-	"Meta":           "keyspace's own key, the namespace's layout record",
-	"ControlMarkers": "copies of the layout-1 names of schedstore, leader and rdb, which keyspace cannot import; schedstore's TestControlMarkersAreTheStoragePackagesLayout1Names checks them",
+	"Meta":            "keyspace's own key, the namespace's layout record",
+	"ControlMarkers":  "copies of the layout-1 names of schedstore, leader and rdb, which keyspace cannot import; schedstore's TestControlMarkersAreTheStoragePackagesLayout1Names checks them",
+	"epochMark":       "the one of ControlMarkers a process joining layout 1 writes; checked with them",
+	"ControlChannels": "copies of the layout-1 channels of leader and rdb, likewise checked by TestControlMarkersAreTheStoragePackagesLayout1Names",
 }
 
 // hashTagged matches a literal key name: a hash tag followed by a colon.

@@ -440,11 +440,10 @@ func TestAQueueIsPausedPartitionByPartition(t *testing.T) {
 // After Redis lost its data, a server that finds its consumer groups gone
 // writes its layout's meta key again, so that a process that starts later
 // (an Inspector, a CLI) does not take the namespace for a layout-1 one and
-// miss every partition's keys.
+// miss every partition's keys. In layout 1 (CHRONOS_TEST_LAYOUT=1) it
+// writes the layout-1 mark again, so that a process that starts later
+// does not take the namespace for a new one and partition it.
 func TestAServerWritesItsLayoutAgainAfterRedisLostIt(t *testing.T) {
-	if chronos.LayoutOneUnderTest() {
-		t.Skip("about the meta key of a partitioned namespace; CHRONOS_TEST_LAYOUT=1 runs the tests in layout 1, which has none")
-	}
 	e := newEnv(t)
 	ctx := context.Background()
 	ran := make(chan string, 2)
@@ -457,9 +456,18 @@ func TestAServerWritesItsLayoutAgainAfterRedisLostIt(t *testing.T) {
 	e.enqueue(t, Greet{})
 	recv(t, ran, "a run")
 	chronos.FlushAllForTest(t, e.rdb)
-	eventually(t, "the meta key written again", func() bool {
-		return e.rdb.HGet(ctx, keyspace.Meta(""), "partitions").Val() == "12"
-	})
+	if chronos.LayoutOneUnderTest() {
+		eventually(t, "the layout-1 mark written again", func() bool {
+			return e.rdb.Exists(ctx, chronos.LayoutMarksForTest("")...).Val() == 1
+		})
+		if n := e.rdb.Exists(ctx, keyspace.Meta("")).Val(); n != 0 {
+			t.Fatal("a layout-1 server wrote a meta key")
+		}
+	} else {
+		eventually(t, "the meta key written again", func() bool {
+			return e.rdb.HGet(ctx, keyspace.Meta(""), "partitions").Val() == "12"
+		})
+	}
 	info := e.enqueue(t, Greet{})
 	if got := recv(t, ran, "a run after the loss"); got != info.ID {
 		t.Fatalf("ran %s, want %s", got, info.ID)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -199,6 +200,10 @@ type Scheduler struct {
 	isolated  *isolatedRunner
 	faults    *faultLog // the leader's failed writes, logged in summary
 	beats     *faultLog // failed heartbeats, likewise
+	// otherLayout is what the last heartbeat found of processes of the
+	// other layout in the namespace (HeartbeatResult.OtherLayout), 0 for
+	// none; noteOtherLayout logs its changes.
+	otherLayout atomic.Int64
 }
 
 // NewScheduler returns a Scheduler that keeps its registry in, and enqueues
@@ -343,9 +348,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.store = schedstore.New(s.client, schedstore.Config{Layout: layout, InstanceTTL: s.cfg.InstanceTTL, Self: s.cfg.InstanceID})
 
-	if _, err := s.store.Heartbeat(ctx, s.self); err != nil {
+	hb, err := s.store.Heartbeat(ctx, s.self)
+	if err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
+	s.noteOtherLayout(hb.OtherLayout)
 	if err := s.declareAll(ctx, defs); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
@@ -481,6 +488,7 @@ func (s *Scheduler) heartbeats(ctx context.Context) {
 			continue
 		}
 		s.beats.ok()
+		s.noteOtherLayout(res.OtherLayout)
 		if res.MetaRestored {
 			s.log.Warn("chronos: the namespace's layout record was gone (Redis lost its data); written again",
 				"instance", s.cfg.InstanceID, "partitions", s.store.Partitions())
@@ -494,6 +502,42 @@ func (s *Scheduler) heartbeats(ctx context.Context) {
 		} else if err := s.mirror.update(ctx, s.store, s.own, s.declared, s.now()); err != nil && ctx.Err() == nil {
 			s.beats.failed(err, "instance", s.cfg.InstanceID, "what", "read the changed schedules")
 		}
+	}
+}
+
+// noteOtherLayout records what a heartbeat found of processes of the other
+// layout in the namespace (schedstore.HeartbeatResult.OtherLayout) and
+// logs an ERROR when they appear, and once at INFO when they are gone.
+//
+// Two layouts in one namespace fire every schedule both declare twice,
+// each into its own queue keys, which only servers of that layout read. It
+// happens to a namespace of layout 1, not yet migrated, whose Redis lost
+// its data while its processes ran: a process that starts before they
+// wrote a key of their layout again finds nothing, and keyspace's resolve
+// stops it from partitioning the namespace only when it sees their
+// subscriptions, which a restart of Redis drops until they reconnect. Or
+// to processes of layout 1 left running through chronos migrate. This
+// instance cannot switch layouts while it runs, and stepping down would
+// stop the schedules only it declares; restarting the processes of layout
+// 1 ends it (docs/scheduler.md, "When Redis loses its data").
+func (s *Scheduler) noteOtherLayout(n int) {
+	prev := s.otherLayout.Swap(int64(n))
+	switch {
+	case n > 0 && prev == 0 && s.store.Layout().IsSingle():
+		s.log.Error("chronos: this instance runs the namespace in layout 1 (the single tag), but the namespace now has a layout record (its meta key): "+
+			"it was partitioned under this instance, by a process that started while Redis held no key of the namespace (Redis lost its data), or by chronos migrate; "+
+			"schedules declared in both layouts fire twice, and each layout's tasks run only on servers of that layout. "+
+			"Restart this instance and the other processes of layout 1 with this version: they then use the stored layout",
+			"namespace", s.cfg.Namespace, "instance", s.cfg.InstanceID)
+	case n > 0 && prev == 0:
+		s.log.Error("chronos: processes of layout 1 (the single tag) run in this partitioned namespace (connections subscribed to its layout-1 channels): "+
+			"it was partitioned while they ran, by a process that started while Redis held no key of the namespace (Redis lost its data), or they were not stopped before chronos migrate; "+
+			"schedules declared in both layouts fire twice, and each layout's tasks run only on servers of that layout. "+
+			"Restart them with this version (an earlier one always uses layout 1): they then use the partitioned layout",
+			"namespace", s.cfg.Namespace, "instance", s.cfg.InstanceID, "layout", s.store.Layout().Version(), "subscribers", n)
+	case n == 0 && prev > 0:
+		s.log.Info("chronos: no process of another layout is seen in the namespace any more",
+			"namespace", s.cfg.Namespace, "instance", s.cfg.InstanceID, "layout", s.store.Layout().Version())
 	}
 }
 

@@ -171,3 +171,73 @@ func TestANamespaceHasOneLayoutThatEveryProcessAgreesOn(t *testing.T) {
 		t.Fatal("a read-only resolver cached a layout nobody stored")
 	}
 }
+
+// A namespace that holds no key while processes of layout 1 run in it
+// (Redis lost its data under them: they are still subscribed to its
+// layout-1 channels, which FLUSHALL leaves) is layout 1 to a process that
+// would create it: the resolver writes the layout-1 mark, not a meta key,
+// and every later resolver agrees, subscribers or not. On a cluster the
+// subscriptions are on the master of the control tag's slot, where the
+// script that counts them runs. A layout-1 process re-marks its namespace
+// with MarkLayoutOne, which refuses one that has a meta key.
+func TestAnEmptyNamespaceWithLayoutOneProcessesSubscribedIsLayoutOne(t *testing.T) {
+	redistest.Parallel(t)
+	for _, tc := range []struct {
+		name  string
+		redis func(t *testing.T) redis.UniversalClient
+	}{
+		{"server", func(t *testing.T) redis.UniversalClient { return redistest.Start(t).Client() }},
+		{"cluster of three masters", func(t *testing.T) redis.UniversalClient {
+			return redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3}).Client()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			redistest.Parallel(t)
+			c := tc.redis(t)
+			ctx := context.Background()
+			for i := range ControlChannels("") {
+				ns := fmt.Sprintf("lost%d", i)
+				ps := c.Subscribe(ctx, ControlChannels(ns)[i])
+				if _, err := ps.Receive(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if l, err := NewResolver(c, ns, ResolveOptions{ReadOnly: true}).Layout(ctx); err != nil || l.IsSingle() {
+					t.Fatalf("%s, read-only: %v, %v; want what a new namespace would get", ns, l, err)
+				}
+				if n, _ := c.Exists(ctx, epochMark(ns)).Result(); n != 0 {
+					t.Fatalf("%s: a read-only resolver wrote the layout-1 mark", ns)
+				}
+				if l, err := NewResolver(c, ns, ResolveOptions{Partitions: 12}).Layout(ctx); err != nil || !l.IsSingle() {
+					t.Fatalf("%s, subscribed to %s: %v, %v; want layout 1", ns, ControlChannels(ns)[i], l, err)
+				}
+				if v, err := c.Get(ctx, epochMark(ns)).Result(); err != nil || v != "0" {
+					t.Fatalf("%s: layout-1 mark %q, %v; want 0", ns, v, err)
+				}
+				_ = ps.Close()
+				if l, err := NewResolver(c, ns, ResolveOptions{}).Layout(ctx); err != nil || !l.IsSingle() {
+					t.Fatalf("%s, unsubscribed: %v, %v; want layout 1 (its mark)", ns, l, err)
+				}
+				if n, _ := c.Exists(ctx, Meta(ns)).Result(); n != 0 {
+					t.Fatalf("%s got a meta key", ns)
+				}
+			}
+			// Nobody subscribed: a new namespace.
+			if l, err := NewResolver(c, "new", ResolveOptions{}).Layout(ctx); err != nil || l.IsSingle() {
+				t.Fatalf("new namespace: %v, %v", l, err)
+			}
+
+			if err := MarkLayoutOne(ctx, c, "gone"); err != nil {
+				t.Fatal(err)
+			}
+			if l, err := NewResolver(c, "gone", ResolveOptions{}).Layout(ctx); err != nil || !l.IsSingle() {
+				t.Fatalf("after MarkLayoutOne: %v, %v; want layout 1", l, err)
+			}
+			if err := MarkLayoutOne(ctx, c, "new"); !errors.Is(err, ErrLayoutChanged) {
+				t.Fatalf("MarkLayoutOne of a partitioned namespace: %v; want ErrLayoutChanged", err)
+			}
+			if n, _ := c.Exists(ctx, epochMark("new")).Result(); n != 0 {
+				t.Fatal("MarkLayoutOne marked a partitioned namespace")
+			}
+		})
+	}
+}

@@ -41,13 +41,35 @@ func Meta(ns string) string { return Prefix(ns) + "meta" }
 // same: the meta key and the layout-1 marker keys all carry the control
 // tag, so they are in one slot.
 //
-//	KEYS[1] meta, KEYS[2…] layout-1 marker keys
+// A namespace with neither is new, or it is a layout-1 namespace whose
+// Redis lost its data (restarted without persistence, flushed, failed
+// over to an empty replica) while its processes run on with the layout
+// they read at start, until one of them writes a marker again (a
+// heartbeat, an election, a consumer group). Before it creates the meta
+// key, the script asks whether any connection is subscribed to the
+// namespace's layout-1 channels (ControlChannels: every layout-1
+// scheduler instance and server subscribes to one for as long as it
+// runs, and FLUSHALL leaves subscriptions). If one is, the namespace is
+// layout 1: it writes the first marker, the leader's epoch counter, at 0
+// if it is missing (an election raises it above 0 and above every epoch
+// its elector saw, so 0 takes nothing from the fence), and answers layout 1, so
+// that the new process joins the running ones instead of partitioning the
+// namespace under them, where both layouts would fire every schedule they
+// both declare. PUBSUB NUMSUB counts the subscribers of the node that
+// runs the script, which is the node that holds the control tag's slot,
+// where go-redis subscribes a connection whose first channel is one of
+// these; a user whose ACL refuses the command only loses this check.
+//
+//	KEYS[1] meta, KEYS[2] the leader's epoch counter of layout 1 (the mark a
+//	process joining layout 1 writes), KEYS[3…] the other layout-1 marker keys
 //	ARGV[1] partitions for a new namespace, ARGV[2] now (ms),
-//	ARGV[3] "1" to create the meta key of a new namespace, "0" to only read
+//	ARGV[3] "1" to create the meta key of a new namespace, "0" to only read,
+//	ARGV[4…] the layout-1 channels (checked only when creating)
 //
 // Returns {layout, partitions}: the stored ones; {"1", "1"} when a marker
-// exists (nothing written); the new ones when created; {} when the
-// namespace is new and ARGV[3] is "0".
+// exists (nothing written) or a layout-1 process is subscribed (the mark
+// written); the new ones when created; {} when the namespace is new and
+// ARGV[3] is "0".
 var resolveScript = redis.NewScript(MetaLua + `
 local m = redis.call('HMGET', KEYS[1], 'layout', 'partitions')
 if m[1] then return {m[1], m[2] or ''} end
@@ -55,6 +77,17 @@ for i = 2, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 1 then return {'1', '1'} end
 end
 if ARGV[3] ~= '1' then return {} end
+if #ARGV >= 4 then
+  local subs = redis.pcall('PUBSUB', 'NUMSUB', unpack(ARGV, 4))
+  if type(subs) == 'table' and not subs.err then
+    for i = 2, #subs, 2 do
+      if tonumber(subs[i]) > 0 then
+        redis.call('SET', KEYS[2], '0', 'NX')
+        return {'1', '1'}
+      end
+    end
+  end
+end
 chronos_ensure_meta(KEYS[1], ARGV[1], ARGV[2])
 return {'2', ARGV[1]}
 `)
@@ -77,6 +110,43 @@ local function chronos_ensure_meta(key, partitions, now)
   return 1
 end
 `
+
+// markScript writes the mark of a layout-1 namespace, its leader's epoch
+// counter at 0, if the namespace has no meta key and the counter is
+// missing; with a meta key it writes nothing and returns its layout and
+// partitions.
+//
+//	KEYS[1] meta, KEYS[2] the leader's epoch counter of layout 1
+var markScript = redis.NewScript(`
+local m = redis.call('HMGET', KEYS[1], 'layout', 'partitions')
+if m[1] then return {m[1], m[2] or ''} end
+redis.call('SET', KEYS[2], '0', 'NX')
+return {}
+`)
+
+// ErrLayoutChanged is returned (wrapped) to a process of layout 1 whose
+// namespace has a meta key: it was partitioned, or is being migrated,
+// while the process runs.
+var ErrLayoutChanged = errors.New("keyspace: the namespace has a layout record, but this process uses layout 1")
+
+// MarkLayoutOne is, for a process running namespace ns in layout 1, what
+// writing the meta key again is for a partitioned one: after Redis lost
+// its data, it writes the namespace's layout-1 mark again (the leader's
+// epoch counter, at 0 if missing), so that a process starting later takes
+// the namespace for layout 1 (resolve). When the namespace has a meta key
+// instead it writes nothing and returns ErrLayoutChanged: the process must
+// be restarted to use the stored layout.
+func MarkLayoutOne(ctx context.Context, client redis.UniversalClient, ns string) error {
+	ns = Namespace(ns)
+	res, err := markScript.Run(ctx, client, []string{Meta(ns), epochMark(ns)}).StringSlice()
+	if err != nil {
+		return fmt.Errorf("keyspace: mark namespace %q as layout 1: %w", ns, err)
+	}
+	if len(res) == 2 {
+		return fmt.Errorf("%w: namespace %q has layout %q, %s partitions", ErrLayoutChanged, ns, res[0], res[1])
+	}
+	return nil
+}
 
 // Resolver finds the layout of one namespace in Redis, once, and caches it
 // (see Resolve). It is safe for concurrent use.
@@ -162,15 +232,38 @@ type resolved struct {
 // checked against them by the storage packages' tests.
 func ControlMarkers(ns string) []string {
 	p := Prefix(ns)
-	return []string{p + "schedules", p + "instances", p + "leader:epoch", p + "dead:index", p + "paused"}
+	return []string{p + "schedules", p + "instances", epochMark(ns), p + "dead:index", p + "paused"}
+}
+
+// epochMark is the layout-1 leader's epoch counter, the one of
+// ControlMarkers that a process joining a layout-1 namespace that holds
+// no marker writes (resolveScript, MarkLayoutOne): a counter, so that
+// writing it at 0 when it is missing changes no election.
+func epochMark(ns string) string { return Prefix(ns) + "leader:epoch" }
+
+// ControlChannels are the pub/sub channels of layout 1 that its processes
+// of every version subscribe to for as long as they run: the leaders'
+// resign channel (every scheduler instance's elector) and the queue's wake
+// channel (every Server's forwarder). Subscriptions are not data: they
+// survive FLUSHALL, and come back when the processes reconnect after a
+// restart, so they show layout-1 processes running in a namespace whose
+// keys are gone. No process of a partitioned namespace subscribes to them
+// (its channels carry the partitions' tags). Like ControlMarkers, the names
+// are copies of the storage packages' layout-1 names, checked by their
+// tests.
+func ControlChannels(ns string) []string {
+	p := Prefix(ns)
+	return []string{p + "leader:resign", p + "wake"}
 }
 
 // resolve reads the layout of namespace ns, or decides it: a meta key
 // gives a partitioned namespace its count; without one, any of
 // ControlMarkers or o.Markers makes it layout 1 (the single tag of
-// earlier versions, which never wrote a meta key); with none, the
-// namespace is new and gets o.Partitions partitions, recorded in its meta
-// key unless o.ReadOnly.
+// earlier versions, which never wrote a meta key); with none, and unless
+// o.ReadOnly, a subscriber to ControlChannels makes it layout 1 too (a
+// layout-1 namespace that lost its data while its processes run:
+// resolveScript); otherwise the namespace is new and gets o.Partitions
+// partitions, recorded in its meta key unless o.ReadOnly.
 func resolve(ctx context.Context, client redis.UniversalClient, ns string, o ResolveOptions) (resolved, error) {
 	if err := ValidateNamespace(ns); err != nil {
 		return resolved{}, err
@@ -196,13 +289,22 @@ func resolve(ctx context.Context, client redis.UniversalClient, ns string, o Res
 		p, _ := m[1].(string)
 		res = []string{l, p}
 	} else {
-		keys := append([]string{Meta(ns)}, ControlMarkers(ns)...)
+		keys := []string{Meta(ns), epochMark(ns)}
+		for _, m := range ControlMarkers(ns) {
+			if m != keys[1] {
+				keys = append(keys, m)
+			}
+		}
 		keys = append(keys, o.Markers...)
 		create := "1"
 		if o.ReadOnly {
 			create = "0"
 		}
-		res, err = resolveScript.Run(ctx, client, keys, want, time.Now().UnixMilli(), create).StringSlice()
+		args := []any{want, time.Now().UnixMilli(), create}
+		for _, c := range ControlChannels(ns) {
+			args = append(args, c)
+		}
+		res, err = resolveScript.Run(ctx, client, keys, args...).StringSlice()
 		if err != nil {
 			return resolved{}, fmt.Errorf("keyspace: read the layout of namespace %q: %w", ns, err)
 		}

@@ -126,16 +126,25 @@ func (n *Namespace) Forget(stale *Store) {
 	}
 }
 
-// Reassert writes the meta key of the kept layout again if Redis lost it (a
+// Reassert writes the mark of the kept layout again if Redis lost it (a
 // restart without persistence, FLUSHALL, a failover to a replica that had
-// not received it), as it was first written: a reader that comes later
-// would otherwise take a namespace without a meta key for a layout-1 one.
-// A Server calls it when it finds its consumer groups gone. It reports an
-// error when Redis now holds another layout, which this process cannot
-// switch to while it runs.
+// not received it), so that a reader that comes later takes the namespace
+// for the layout this process uses: the meta key of a partitioned
+// namespace, as it was first written (a reader would otherwise take a
+// namespace without a meta key for a layout-1 one), or the layout-1 mark
+// (keyspace.MarkLayoutOne; a reader would otherwise take the empty
+// namespace for a new one and partition it). A Server calls it when it
+// finds its consumer groups gone. It reports an error when Redis now holds
+// another layout, which this process cannot switch to while it runs.
 func (n *Namespace) Reassert(ctx context.Context) error {
 	st := n.st.Load()
-	if st == nil || st.Layout.IsSingle() {
+	if st == nil {
+		return nil
+	}
+	if st.Layout.IsSingle() {
+		if err := keyspace.MarkLayoutOne(ctx, n.C, n.ns); err != nil {
+			return fmt.Errorf("rdb: %w: restart this process", err)
+		}
 		return nil
 	}
 	o := n.o

@@ -48,23 +48,50 @@ func (inst Instance) Declarer() Declarer {
 // index it writes next would make a later process take the namespace for
 // layout 1.
 //
+// It also reports processes of the other layout in the namespace, which
+// fire the schedules both layouts declare a second time: in layout 1, a
+// meta key (the meta key and the instance index carry the control tag, so
+// they are in one slot), which a process wrote that started while the
+// namespace held no key of its layout (Redis lost its data) and was not
+// stopped by the check of keyspace's resolve, or chronos migrate; in a
+// partitioned namespace, connections subscribed to the layout-1 channels
+// (keyspace.ControlChannels), which only processes of layout 1, of any
+// version, subscribe to. PUBSUB NUMSUB counts the node that runs the
+// script, which holds the control tag's slot and those channels'
+// subscriptions; a user whose ACL refuses it loses only this report.
+//
 //	KEYS[1] instances index, KEYS[2] instance hash, KEYS[3] its declarations,
-//	KEYS[4] the namespace's meta key (partitioned namespaces only)
+//	KEYS[4] the namespace's meta key
 //	ARGV[1] id, ARGV[2] now (ms), ARGV[3] TTL (ms), ARGV[4] 1 if the instance
 //	declares schedules, ARGV[5] the digest of no declarations,
-//	ARGV[6] partitions (with KEYS[4]), ARGV[7…] field/value pairs
+//	ARGV[6] partitions (0: layout 1), ARGV[7] the number n of layout-1
+//	channels that follow (0 in layout 1), ARGV[8…7+n] those channels,
+//	ARGV[8+n…] field/value pairs
 //
 // Returns {stale instances removed, 1 if the hash existed, 1 if the
-// declarations existed, 1 if it wrote the meta key}.
+// declarations existed, 1 if it wrote the meta key, processes of the other
+// layout: 1 if a meta key exists in layout 1, the layout-1 subscribers in a
+// partitioned namespace}.
 var heartbeatScript = redis.NewScript(keyspace.MetaLua + `
 local now, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
-local meta = 0
-if KEYS[4] then meta = chronos_ensure_meta(KEYS[4], ARGV[6], ARGV[2]) end
+local meta, other = 0, 0
+if ARGV[6] == '0' then
+  other = redis.call('EXISTS', KEYS[4])
+else
+  meta = chronos_ensure_meta(KEYS[4], ARGV[6], ARGV[2])
+end
+local nch = tonumber(ARGV[7])
+if nch > 0 then
+  local subs = redis.pcall('PUBSUB', 'NUMSUB', unpack(ARGV, 8, 7 + nch))
+  if type(subs) == 'table' and not subs.err then
+    for i = 2, #subs, 2 do other = other + tonumber(subs[i]) end
+  end
+end
 local had = redis.call('EXISTS', KEYS[2])
 local declared = redis.call('EXISTS', KEYS[3])
 redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
 local aged = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-redis.call('HSET', KEYS[2], 'last_seen', ARGV[2], unpack(ARGV, 7))
+redis.call('HSET', KEYS[2], 'last_seen', ARGV[2], unpack(ARGV, 8 + nch))
 if ARGV[4] == '0' then
   redis.call('HSET', KEYS[2], '` + fieldDeclDigest + `', ARGV[5])
   declared = 1
@@ -73,7 +100,7 @@ elseif declared == 0 then
 end
 redis.call('PEXPIRE', KEYS[2], 2 * ttl)
 redis.call('PEXPIRE', KEYS[3], 2 * ttl)
-return {aged, had, declared, meta}
+return {aged, had, declared, meta, other}
 `)
 
 // HeartbeatResult says what a heartbeat found.
@@ -92,6 +119,12 @@ type HeartbeatResult struct {
 	// MetaRestored reports that the namespace's meta key was gone and the
 	// heartbeat wrote it again (partitioned namespaces only).
 	MetaRestored bool
+	// OtherLayout reports processes of the other layout running in the
+	// namespace: in layout 1, 1 when the namespace has a meta key (it was
+	// partitioned, or is being migrated, under this instance); in a
+	// partitioned namespace, the number of connections subscribed to its
+	// layout-1 channels (keyspace.ControlChannels). 0 when none.
+	OtherLayout int
 }
 
 // Heartbeat records that inst is alive for another InstanceTTL, renews
@@ -106,23 +139,28 @@ func (s *Store) Heartbeat(ctx context.Context, inst Instance) (HeartbeatResult, 
 	if inst.Leader {
 		leader = "1"
 	}
-	keys := []string{s.keys.instances(), s.keys.instance(inst.ID), s.keys.decl(inst.ID)}
-	if !s.cfg.Layout.IsSingle() {
-		keys = append(keys, keyspace.Meta(s.cfg.Namespace))
+	keys := []string{s.keys.instances(), s.keys.instance(inst.ID), s.keys.decl(inst.ID), keyspace.Meta(s.cfg.Namespace)}
+	args := []any{inst.ID, s.cfg.Now().UnixMilli(), s.cfg.InstanceTTL.Milliseconds(), boolArg(inst.Declares), emptyDeclDigest}
+	if s.cfg.Layout.IsSingle() {
+		args = append(args, 0, 0)
+	} else {
+		chans := keyspace.ControlChannels(s.cfg.Namespace)
+		args = append(args, s.Partitions(), len(chans))
+		for _, c := range chans {
+			args = append(args, c)
+		}
 	}
-	res, err := heartbeatScript.Run(ctx, s.client, keys,
-		inst.ID, s.cfg.Now().UnixMilli(), s.cfg.InstanceTTL.Milliseconds(), boolArg(inst.Declares), emptyDeclDigest,
-		s.Partitions(),
-		"id", inst.ID, "host", inst.Host, "pid", inst.PID, "version", inst.Version,
-		"started", ms(inst.Started), "leader", leader,
-	).Int64Slice()
+	args = append(args, "id", inst.ID, "host", inst.Host, "pid", inst.PID, "version", inst.Version,
+		"started", ms(inst.Started), "leader", leader)
+	res, err := heartbeatScript.Run(ctx, s.client, keys, args...).Int64Slice()
 	if err != nil {
 		return HeartbeatResult{}, fmt.Errorf("schedstore: heartbeat %s: %w", inst.ID, err)
 	}
-	if len(res) != 4 {
+	if len(res) != 5 {
 		return HeartbeatResult{}, fmt.Errorf("schedstore: heartbeat %s: unexpected reply %v", inst.ID, res)
 	}
-	return HeartbeatResult{Aged: int(res[0]), Lost: res[1] == 0, Undeclared: res[2] == 0, MetaRestored: res[3] == 1}, nil
+	return HeartbeatResult{Aged: int(res[0]), Lost: res[1] == 0, Undeclared: res[2] == 0, MetaRestored: res[3] == 1,
+		OtherLayout: int(res[4])}, nil
 }
 
 // Deregister removes instance id and its declarations at once, for a clean

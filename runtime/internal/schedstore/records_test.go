@@ -14,16 +14,20 @@ import (
 	"github.com/chronos-go/chronos/runtime/internal/rdb"
 )
 
-// keyspace cannot import the storage packages, so ControlMarkers spells
-// their layout-1 names itself; they must stay the names those packages
-// build for a namespace of layout 1, or an older version's namespace would
-// be taken for a new one and partitioned under its feet.
+// keyspace cannot import the storage packages, so ControlMarkers and
+// ControlChannels spell their layout-1 names themselves; they must stay
+// the names those packages build for a namespace of layout 1, or an older
+// version's namespace (or one that lost its data while its processes run)
+// would be taken for a new one and partitioned under its feet.
 func TestControlMarkersAreTheStoragePackagesLayout1Names(t *testing.T) {
 	for _, ns := range []string{"", "billing", "a:b"} {
 		k, q, l := keysFor(keyspace.Single(ns)), rdb.NewKeys(ns), leader.KeysFor(ns)
 		want := []string{k.parts[0].schedules, k.instances(), l.Epoch, q.DeadIndex(), q.Paused()}
 		if got := keyspace.ControlMarkers(ns); !slices.Equal(got, want) {
 			t.Errorf("ControlMarkers(%q) = %q, want the names schedstore, leader and rdb build: %q", ns, got, want)
+		}
+		if got, want := keyspace.ControlChannels(ns), []string{l.Resign, q.Wake()}; !slices.Equal(got, want) {
+			t.Errorf("ControlChannels(%q) = %q, want the channels leader and rdb subscribe to: %q", ns, got, want)
 		}
 	}
 }
