@@ -38,7 +38,8 @@ var (
 	scaleWindow    = flag.Duration("chaos.scale.window", time.Minute, "how long to measure firing once the partitions are shared out")
 	scaleLead      = flag.Duration("chaos.scale.lead", 0,
 		"from the instances' start to the first trigger (0: 60 s + 1 ms per 2 schedules); set it beyond the start-up")
-	scaleStartup = flag.Duration("chaos.scale.startup", 45*time.Minute, "how long the start-up may take before the test fails")
+	scaleNodeTimeout = flag.Duration("chaos.scale.nodetimeout", 0, "the cluster's cluster-node-timeout (0: redistest's 2 s)")
+	scaleStartup     = flag.Duration("chaos.scale.startup", 45*time.Minute, "how long the start-up may take before the test fails")
 )
 
 // scaleEnv holds the number of schedules of a scale child (set: a scale
@@ -413,7 +414,7 @@ func TestAMillionSchedulesOnAClusterOfThreeInstances(t *testing.T) {
 		r.admin = r.server.Client()
 		r.masters = []*redistest.Server{r.server}
 	} else {
-		r.cluster = redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3})
+		r.cluster = redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3, NodeTimeout: *scaleNodeTimeout})
 		r.admin = r.cluster.Client()
 		for _, m := range r.cluster.Masters() {
 			r.masters = append(r.masters, m.Server)
@@ -535,8 +536,12 @@ func TestAMillionSchedulesOnAClusterOfThreeInstances(t *testing.T) {
 			var st []string
 			for i, p := range procs {
 				p.mu.Lock()
-				st = append(st, fmt.Sprintf("%s: registered %v started %v leads %d RSS %d MB", p.id,
-					!p.registered.IsZero(), !p.started.IsZero(), count[p.id], peakRSS[i]>>10))
+				last := ""
+				if len(p.errors) > 0 {
+					last = fmt.Sprintf(", %d errors, last: %s", len(p.errors), truncate(p.errors[len(p.errors)-1], 300))
+				}
+				st = append(st, fmt.Sprintf("%s: registered %v started %v leads %d RSS %d MB%s", p.id,
+					!p.registered.IsZero(), !p.started.IsZero(), count[p.id], peakRSS[i]>>10, last))
 				p.mu.Unlock()
 			}
 			used, _ := r.memory(t)

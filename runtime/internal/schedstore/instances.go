@@ -133,7 +133,8 @@ func (s *Store) Heartbeat(ctx context.Context, inst Instance) (HeartbeatResult, 
 func (s *Store) Deregister(ctx context.Context, id string) error {
 	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, s.keys.instances(), id)
-		p.Del(ctx, s.keys.instance(id), s.keys.decl(id))
+		// UNLINK: a million declarations are freed off Redis's main thread.
+		p.Unlink(ctx, s.keys.instance(id), s.keys.decl(id), s.keys.declNext(id))
 		return nil
 	})
 	if err == nil {

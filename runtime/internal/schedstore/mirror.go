@@ -91,37 +91,44 @@ func (s *Store) ChangedSince(ctx context.Context, since time.Time) ([]Change, ti
 }
 
 // ChangeScores returns the changed-index score of each of ids (0: none):
-// one ZMSCORE per partition, in one pipeline. Read before the schedules
+// one ZMSCORE per partition for each batch of batchSize IDs, a pipeline
+// per batch. Read before the schedules
 // themselves, a score is a lower bound of the change their state holds.
 func (s *Store) ChangeScores(ctx context.Context, ids []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	byPart := make([][]string, len(s.keys.parts))
-	for _, id := range ids {
-		p := s.PartitionOf(id)
-		byPart[p] = append(byPart[p], id)
-	}
-	cmds := make([]*redis.FloatSliceCmd, len(s.keys.parts))
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, part := range byPart {
-			if len(part) > 0 {
-				cmds[i] = p.ZMScore(ctx, s.keys.parts[i].changed, part...)
+	err := s.inBatches(len(ids), func(lo, hi int) error {
+		byPart := make([][]string, len(s.keys.parts))
+		for _, id := range ids[lo:hi] {
+			p := s.PartitionOf(id)
+			byPart[p] = append(byPart[p], id)
+		}
+		cmds := make([]*redis.FloatSliceCmd, len(s.keys.parts))
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, part := range byPart {
+				if len(part) > 0 {
+					cmds[i] = p.ZMScore(ctx, s.keys.parts[i].changed, part...)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i, c := range cmds {
+			if c == nil {
+				continue
+			}
+			for k, sc := range c.Val() {
+				out[byPart[i][k]] = int64(sc)
 			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: change scores: %w", err)
-	}
-	for i, c := range cmds {
-		if c == nil {
-			continue
-		}
-		for k, sc := range c.Val() {
-			out[byPart[i][k]] = int64(sc)
-		}
 	}
 	return out, nil
 }
@@ -138,24 +145,22 @@ var mirrorFields = []string{
 // GetStates returns the schedules of ids that exist without their
 // definitions: the creation and definition-change times, the retirement,
 // the trigger state and the pauses, of the whole schedule and of the jobs
-// jobs(id) names. One HMGET per schedule, in one pipeline. It is what an
+// jobs(id) names. One HMGET per schedule, pipelined (pipelinedBatches). It is what an
 // instance remembers of the schedules it declares (it has their
 // definitions itself), read without the definitions' fields and JSON.
 func (s *Store) GetStates(ctx context.Context, ids []string, jobs func(id string) []string) (map[string]Schedule, error) {
 	cmds := make([]*redis.SliceCmd, len(ids))
 	names := make([][]string, len(ids))
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			names[i] = mirrorFields
-			if js := jobs(id); len(js) > 0 {
-				names[i] = slices.Clone(mirrorFields)
-				for _, j := range js {
-					names[i] = append(names[i], FieldJobPausePrefix+j)
-				}
+	err := s.pipelinedBatches(ctx, len(ids), func(p redis.Pipeliner, i int) {
+		id := ids[i]
+		names[i] = mirrorFields
+		if js := jobs(id); len(js) > 0 {
+			names[i] = slices.Clone(mirrorFields)
+			for _, j := range js {
+				names[i] = append(names[i], FieldJobPausePrefix+j)
 			}
-			cmds[i] = p.HMGet(ctx, s.keys.sched(id), names[i]...)
 		}
-		return nil
+		cmds[i] = p.HMGet(ctx, s.keys.sched(id), names[i]...)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: get the state of %d schedules: %w", len(ids), err)

@@ -2,6 +2,7 @@ package schedstore
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,8 +27,54 @@ type waitFor struct {
 	info  string // INFO replication, read in the same pipeline
 }
 
+// batchSize is the most commands a pipeline over many schedules sends at
+// once (registering, reading states, listing, seeding, sweeping): more go
+// in several pipelines, one after the other. One pipeline per operation
+// over a million schedules took longer to write and to answer than a
+// client's write and read timeouts (a deadline covers a whole pipeline),
+// so Start failed and retried forever; batches keep each round trip short
+// whatever the registry's size. Store.batch, which tests lower, is it.
+const batchSize = 5000
+
+// inBatches calls f for the ranges [lo, hi) of n items, s.batch at a
+// time, in order, until one fails.
+func (s *Store) inBatches(n int, f func(lo, hi int) error) error {
+	for lo := 0; lo < n; lo += s.batch {
+		if err := f(lo, min(lo+s.batch, n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pipelinedBatches queues the commands of n items (add(p, i) those of item
+// i) in pipelines of batchSize items, one after the other. A redis.Nil
+// reply does not stop it; it is returned at the end, as Pipelined returns
+// it. Any other error stops it and is returned: the batches before ran.
+func (s *Store) pipelinedBatches(ctx context.Context, n int, add func(p redis.Pipeliner, i int)) error {
+	var nilErr error
+	err := s.inBatches(n, func(lo, hi int) error {
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i := lo; i < hi; i++ {
+				add(p, i)
+			}
+			return nil
+		})
+		if errors.Is(err, redis.Nil) {
+			nilErr, err = err, nil
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return nilErr
+}
+
 // evalPipelined runs script once per call in one pipeline and returns the
-// commands in call order. Pipelined EVALSHA cannot fall back to EVAL, so
+// commands in call order; without w, more than batchSize calls go in
+// batches of that many (the error returned then comes from the first batch
+// that failed: the batches before it ran). Pipelined EVALSHA cannot fall back to EVAL, so
 // calls that meet NOSCRIPT (Redis restarted, or a replica was promoted,
 // with an empty script cache: they did not run) are sent again once the
 // script is loaded; the script is not loaded up front, which would cost a
@@ -38,6 +85,23 @@ type waitFor struct {
 // (leader.Primary). Errors of individual calls are left in their commands;
 // the error returned is a connection failure that reached none of them.
 func (s *Store) evalPipelined(ctx context.Context, script *redis.Script, calls []scriptCall, w *waitFor) ([]*redis.Cmd, error) {
+	if w != nil || len(calls) <= s.batch {
+		return s.evalPipeline(ctx, script, calls, w)
+	}
+	cmds := make([]*redis.Cmd, 0, len(calls))
+	err := s.inBatches(len(calls), func(lo, hi int) error {
+		c, err := s.evalPipeline(ctx, script, calls[lo:hi], nil)
+		cmds = append(cmds, c...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cmds, nil
+}
+
+// evalPipeline is evalPipelined in one pipeline.
+func (s *Store) evalPipeline(ctx context.Context, script *redis.Script, calls []scriptCall, w *waitFor) ([]*redis.Cmd, error) {
 	client := s.client
 	if w != nil && len(calls) > 0 {
 		var err error

@@ -75,6 +75,8 @@ type Store struct {
 	sweepMu     sync.Mutex           // serializes sweeps, guards memo and orphanSince
 	memo        sweepMemo            // this Store's last full sweep
 	orphanSince map[string]time.Time // when a full pass first saw a schedule no live instance declares
+
+	batch int // the most commands of a pipeline over many schedules (batchSize)
 }
 
 // New returns a Store on client.
@@ -98,7 +100,7 @@ func New(client redis.UniversalClient, cfg Config) *Store {
 		cfg.Layout = keyspace.Single(cfg.Namespace)
 	}
 	cfg.Namespace = cfg.Layout.Namespace()
-	return &Store{client: client, cfg: cfg, keys: keysFor(cfg.Layout), orphanSince: map[string]time.Time{}}
+	return &Store{client: client, cfg: cfg, keys: keysFor(cfg.Layout), orphanSince: map[string]time.Time{}, batch: batchSize}
 }
 
 // Namespace returns the store's namespace.
@@ -210,14 +212,12 @@ func (s *Store) Get(ctx context.Context, id string) (Schedule, error) {
 	return decodeSchedule(m)
 }
 
-// GetMany returns the schedules of ids that exist, in one round trip.
+// GetMany returns the schedules of ids that exist, in one round trip per
+// batchSize of them.
 func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]Schedule, error) {
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.HGetAll(ctx, s.keys.sched(id))
-		}
-		return nil
+	err := s.pipelinedBatches(ctx, len(ids), func(p redis.Pipeliner, i int) {
+		cmds[i] = p.HGetAll(ctx, s.keys.sched(ids[i]))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: get %d schedules: %w", len(ids), err)
@@ -266,14 +266,11 @@ func (s *Store) ListPartition(ctx context.Context, p int) ([]Schedule, error) {
 	return s.list(ctx, ids)
 }
 
-// list reads the hashes of ids in one pipeline.
+// list reads the hashes of ids, pipelined (pipelinedBatches).
 func (s *Store) list(ctx context.Context, ids []string) ([]Schedule, error) {
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.HGetAll(ctx, s.keys.sched(id))
-		}
-		return nil
+	err := s.pipelinedBatches(ctx, len(ids), func(p redis.Pipeliner, i int) {
+		cmds[i] = p.HGetAll(ctx, s.keys.sched(ids[i]))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: list: %w", err)
