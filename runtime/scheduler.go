@@ -346,6 +346,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if _, err := s.store.Heartbeat(ctx, s.self); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
+	stopBeating := s.keepAlive(ctx, s.self)
+	defer stopBeating()
 	if err := s.declareAll(ctx, defs); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
@@ -490,11 +492,46 @@ func (s *Scheduler) heartbeats(ctx context.Context) {
 		heard = time.Now()
 		s.parts.assign(ctx)
 		if res.Undeclared && len(s.own) > 0 {
+			stopBeating := s.keepAlive(ctx, inst)
 			s.redeclare(ctx, res, dataLost)
+			stopBeating()
 		} else if err := s.mirror.update(ctx, s.store, s.own, s.declared, s.now()); err != nil && ctx.Err() == nil {
 			s.beats.failed(err, "instance", s.cfg.InstanceID, "what", "read the changed schedules")
 		}
 	}
+}
+
+// keepAlive heartbeats for inst every third of InstanceTTL until the
+// function it returns is called, while Start or redeclare declares the
+// schedules: with a million of them that takes minutes, and without
+// heartbeats the instance's record and declarations expired meanwhile, so
+// its partitions went to the others, the sweep could take its schedules
+// for undeclared, and the next heartbeat declared them all again (for as
+// long). What the heartbeats find missing is for the caller, which is
+// declaring, to mend.
+func (s *Scheduler) keepAlive(ctx context.Context, inst schedstore.Instance) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(s.cfg.InstanceTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if _, err := s.store.Heartbeat(ctx, inst); err != nil {
+				if ctx.Err() == nil {
+					s.beats.failed(err, "instance", s.cfg.InstanceID)
+				}
+				continue
+			}
+			s.beats.ok()
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // declareAll registers this instance's schedules, defs, and tells the
