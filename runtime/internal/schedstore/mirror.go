@@ -145,12 +145,13 @@ var mirrorFields = []string{
 // GetStates returns the schedules of ids that exist without their
 // definitions: the creation and definition-change times, the retirement,
 // the trigger state and the pauses, of the whole schedule and of the jobs
-// jobs(id) names. One HMGET per schedule, pipelined (pipelinedBatches). It is what an
-// instance remembers of the schedules it declares (it has their
+// jobs(id) names. One HMGET per schedule, pipelined (pipelinedBatches).
+// It is what an instance remembers of the schedules it declares (it has their
 // definitions itself), read without the definitions' fields and JSON.
 func (s *Store) GetStates(ctx context.Context, ids []string, jobs func(id string) []string) (map[string]Schedule, error) {
 	cmds := make([]*redis.SliceCmd, len(ids))
 	names := make([][]string, len(ids))
+	out := make(map[string]Schedule, len(ids))
 	err := s.pipelinedBatches(ctx, len(ids), func(p redis.Pipeliner, i int) {
 		id := ids[i]
 		names[i] = mirrorFields
@@ -161,27 +162,27 @@ func (s *Store) GetStates(ctx context.Context, ids []string, jobs func(id string
 			}
 		}
 		cmds[i] = p.HMGet(ctx, s.keys.sched(id), names[i]...)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("schedstore: get the state of %d schedules: %w", len(ids), err)
-	}
-	out := make(map[string]Schedule, len(ids))
-	for i, c := range cmds {
-		vals := c.Val()
+	}, func(i int) error {
+		vals, fields := cmds[i].Val(), names[i]
+		cmds[i], names[i] = nil, nil
 		if len(vals) == 0 || vals[0] == nil {
-			continue // no such schedule
+			return nil // no such schedule
 		}
 		m := make(map[string]string, len(vals))
 		for k, v := range vals {
 			if str, ok := v.(string); ok {
-				m[names[i][k]] = str
+				m[fields[k]] = str
 			}
 		}
 		sc, err := decodeSchedule(m)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out[sc.ID] = sc
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: get the state of %d schedules: %w", len(ids), err)
 	}
 	return out, nil
 }

@@ -48,10 +48,13 @@ func (s *Store) inBatches(n int, f func(lo, hi int) error) error {
 }
 
 // pipelinedBatches queues the commands of n items (add(p, i) those of item
-// i) in pipelines of batchSize items, one after the other. A redis.Nil
+// i) in pipelines of Store.batch items, one after the other, and after each
+// pipeline calls read(i) for its items (read may be nil), so that a caller
+// decodes a batch's replies and drops them before the next. A redis.Nil
 // reply does not stop it; it is returned at the end, as Pipelined returns
-// it. Any other error stops it and is returned: the batches before ran.
-func (s *Store) pipelinedBatches(ctx context.Context, n int, add func(p redis.Pipeliner, i int)) error {
+// it. Any other error, or read's, stops it and is returned: the batches
+// before ran.
+func (s *Store) pipelinedBatches(ctx context.Context, n int, add func(p redis.Pipeliner, i int), read func(i int) error) error {
 	var nilErr error
 	err := s.inBatches(n, func(lo, hi int) error {
 		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -63,7 +66,15 @@ func (s *Store) pipelinedBatches(ctx context.Context, n int, add func(p redis.Pi
 		if errors.Is(err, redis.Nil) {
 			nilErr, err = err, nil
 		}
-		return err
+		if err != nil || read == nil {
+			return err
+		}
+		for i := lo; i < hi; i++ {
+			if err := read(i); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return err

@@ -290,31 +290,39 @@ const (
 	claimRevived                    // in force again: it was retired
 )
 
-// claim runs the claims in one pipeline and reports what each did.
+// claim runs the claims, a pipeline per batch (the arguments of a batch
+// are made for it, not those of every claim at once), and reports what
+// each did.
 func (s *Store) claim(ctx context.Context, now time.Time, claims []claim) ([]claimResult, error) {
 	if len(claims) == 0 {
 		return nil, nil
 	}
-	calls := make([]scriptCall, len(claims))
-	for i, cl := range claims {
-		args, err := claimArgs(now, cl)
-		if err != nil {
-			return nil, err
-		}
-		pk := s.keys.of(cl.def.ID)
-		calls[i] = scriptCall{keys: []string{s.keys.sched(cl.def.ID), pk.schedules, pk.changed}, args: args}
-	}
-	cmds, err := s.evalPipelined(ctx, claimScript, calls, nil)
-	if err != nil {
-		return nil, fmt.Errorf("claim: %w", err)
-	}
 	out := make([]claimResult, len(claims))
-	for i, c := range cmds {
-		n, err := c.Int()
-		if err != nil {
-			return nil, fmt.Errorf("claim %q: %w", claims[i].def.ID, err)
+	err := s.inBatches(len(claims), func(lo, hi int) error {
+		calls := make([]scriptCall, hi-lo)
+		for i, cl := range claims[lo:hi] {
+			args, err := claimArgs(now, cl)
+			if err != nil {
+				return err
+			}
+			pk := s.keys.of(cl.def.ID)
+			calls[i] = scriptCall{keys: []string{s.keys.sched(cl.def.ID), pk.schedules, pk.changed}, args: args}
 		}
-		out[i] = claimResult(n)
+		cmds, err := s.evalPipelined(ctx, claimScript, calls, nil)
+		if err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		for i, c := range cmds {
+			n, err := c.Int()
+			if err != nil {
+				return fmt.Errorf("claim %q: %w", claims[lo+i].def.ID, err)
+			}
+			out[lo+i] = claimResult(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -355,19 +363,16 @@ func claimArgs(now time.Time, cl claim) ([]any, error) {
 // (pipelinedBatches).
 func (s *Store) readCurrent(ctx context.Context, ids []string) (map[string]current, error) {
 	cmds := make([]*redis.SliceCmd, len(ids))
+	out := make(map[string]current, len(ids))
 	err := s.pipelinedBatches(ctx, len(ids), func(p redis.Pipeliner, i int) {
 		cmds[i] = p.HMGet(ctx, s.keys.sched(ids[i]), FieldDeclaredBy, FieldDeclaredVersion, FieldDeclaredStart, FieldDefHash, FieldID, FieldRetired)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("schedstore: read declarers: %w", err)
-	}
-	out := make(map[string]current, len(ids))
-	for i, c := range cmds {
-		v := c.Val()
+	}, func(i int) error {
+		v := cmds[i].Val()
+		cmds[i] = nil
 		str := func(j int) string { s, _ := v[j].(string); return s }
 		if len(v) != 6 || v[4] == nil {
 			out[ids[i]] = current{}
-			continue
+			return nil
 		}
 		out[ids[i]] = current{
 			exists:   true,
@@ -376,6 +381,10 @@ func (s *Store) readCurrent(ctx context.Context, ids []string) (map[string]curre
 			hash:     str(3),
 			retired:  v[5] != nil,
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: read declarers: %w", err)
 	}
 	return out, nil
 }

@@ -216,22 +216,24 @@ func (s *Store) Get(ctx context.Context, id string) (Schedule, error) {
 // batchSize of them.
 func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]Schedule, error) {
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	out := make(map[string]Schedule, len(ids))
 	err := s.pipelinedBatches(ctx, len(ids), func(p redis.Pipeliner, i int) {
 		cmds[i] = p.HGetAll(ctx, s.keys.sched(ids[i]))
+	}, func(i int) error {
+		m := cmds[i].Val()
+		cmds[i] = nil
+		if len(m) == 0 {
+			return nil
+		}
+		sc, err := decodeSchedule(m)
+		if err != nil {
+			return err
+		}
+		out[sc.ID] = sc
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: get %d schedules: %w", len(ids), err)
-	}
-	out := make(map[string]Schedule, len(ids))
-	for _, c := range cmds {
-		if len(c.Val()) == 0 {
-			continue
-		}
-		sc, err := decodeSchedule(c.Val())
-		if err != nil {
-			return nil, err
-		}
-		out[sc.ID] = sc
 	}
 	return out, nil
 }
@@ -269,22 +271,24 @@ func (s *Store) ListPartition(ctx context.Context, p int) ([]Schedule, error) {
 // list reads the hashes of ids, pipelined (pipelinedBatches).
 func (s *Store) list(ctx context.Context, ids []string) ([]Schedule, error) {
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	out := make([]Schedule, 0, len(ids))
 	err := s.pipelinedBatches(ctx, len(ids), func(p redis.Pipeliner, i int) {
 		cmds[i] = p.HGetAll(ctx, s.keys.sched(ids[i]))
+	}, func(i int) error {
+		m := cmds[i].Val()
+		cmds[i] = nil
+		if len(m) == 0 {
+			return nil // retired between the two reads
+		}
+		sc, err := decodeSchedule(m)
+		if err != nil {
+			return err
+		}
+		out = append(out, sc)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: list: %w", err)
-	}
-	out := make([]Schedule, 0, len(ids))
-	for _, c := range cmds {
-		if len(c.Val()) == 0 {
-			continue // retired between the two reads
-		}
-		sc, err := decodeSchedule(c.Val())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sc)
 	}
 	sortByID(out)
 	return out, nil

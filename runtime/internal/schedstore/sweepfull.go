@@ -253,7 +253,7 @@ func (s *Store) handOver(ctx context.Context, now time.Time, d declarations) (ha
 	defCmds := make([]*redis.StringCmd, len(hands))
 	err = s.pipelinedBatches(ctx, len(hands), func(p redis.Pipeliner, i int) {
 		defCmds[i] = p.HGet(ctx, s.keys.decl(hands[i].by.InstanceID), hands[i].id)
-	})
+	}, nil)
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, nil, false, fmt.Errorf("schedstore: sweep: %w", err)
 	}
