@@ -491,19 +491,23 @@ func (s *Scheduler) heartbeats(ctx context.Context) {
 		dataLost := time.Since(heard) < 2*s.cfg.InstanceTTL
 		heard = time.Now()
 		s.parts.assign(ctx)
+		// Declaring again, or reading what changed after every schedule did
+		// (instances starting with a million), can outlast the record:
+		// heartbeats go on meanwhile.
+		stopBeating := s.keepAlive(ctx, inst)
 		if res.Undeclared && len(s.own) > 0 {
-			stopBeating := s.keepAlive(ctx, inst)
 			s.redeclare(ctx, res, dataLost)
-			stopBeating()
 		} else if err := s.mirror.update(ctx, s.store, s.own, s.declared, s.now()); err != nil && ctx.Err() == nil {
 			s.beats.failed(err, "instance", s.cfg.InstanceID, "what", "read the changed schedules")
 		}
+		stopBeating()
 	}
 }
 
 // keepAlive heartbeats for inst every third of InstanceTTL until the
 // function it returns is called, while Start or redeclare declares the
-// schedules: with a million of them that takes minutes, and without
+// schedules, or the mirror reads what changed: with a million schedules
+// that takes minutes, and without
 // heartbeats the instance's record and declarations expired meanwhile, so
 // its partitions went to the others, the sweep could take its schedules
 // for undeclared, and the next heartbeat declared them all again (for as

@@ -11,23 +11,47 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// slowScripts delays the first pipeline of script calls a client sends
-// (Register's claims, at Start) by delay.
-type slowScripts struct {
+// slowPipeline delays the first pipeline a client sends, once armed, whose
+// first command is named name (case-insensitive), by delay.
+type slowPipeline struct {
+	name  string
 	delay time.Duration
+	armed atomic.Bool
 	done  atomic.Bool
 }
 
-func (h *slowScripts) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (h *slowScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *slowPipeline) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *slowPipeline) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 
-func (h *slowScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h *slowPipeline) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cs []redis.Cmder) error {
-		if len(cs) > 0 && strings.EqualFold(cs[0].Name(), "evalsha") && h.done.CompareAndSwap(false, true) {
+		if h.armed.Load() && len(cs) > 0 && strings.EqualFold(cs[0].Name(), h.name) && h.done.CompareAndSwap(false, true) {
 			time.Sleep(h.delay)
 		}
 		return next(ctx, cs)
 	}
+}
+
+// livePoller counts the polls, every 50 ms until stop is closed, that
+// found no live scheduler instance.
+func livePoller(e *schedEnv, stop <-chan struct{}) (gone *atomic.Int64, done <-chan struct{}) {
+	gone = &atomic.Int64{}
+	d := make(chan struct{})
+	go func() {
+		defer close(d)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			is, err := e.insp.SchedulerInstances(context.Background())
+			if err == nil && len(is) == 0 {
+				gone.Add(1)
+			}
+		}
+	}()
+	return gone, d
 }
 
 // A Start that takes longer than twice InstanceTTL, as declaring a million
@@ -40,33 +64,24 @@ func TestAStartLongerThanTwiceInstanceTTLKeepsTheInstanceLive(t *testing.T) {
 	const ttl = 300 * time.Millisecond // heartbeats every 100 ms; a record expires 600 ms after the last
 	o := &observed{log: newCaptureHandler(), metrics: &recorder{}}
 	c := e.redis.NewClient()
-	c.AddHook(&slowScripts{delay: 5 * ttl})
+	slow := &slowPipeline{name: "evalsha", delay: 5 * ttl} // Register's claims
+	slow.armed.Store(true)
+	c.AddHook(slow)
 	o.s = NewScheduler(c, SchedulerConfig{InstanceID: "slow", InstanceTTL: ttl, LeaderTTL: time.Second,
 		Logger: slog.New(o.log), Metrics: o.metrics})
 	if err := RegisterInterval(o.s, time.Hour, tick{N: 1}, WithScheduleID("hourly")); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	var gone atomic.Int64 // polls during Start that found the instance not live
-	stop := make(chan struct{})
-	polled := make(chan struct{})
-	go func() {
-		defer close(polled)
-		time.Sleep(ttl) // its first heartbeat is in
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			is, err := e.insp.SchedulerInstances(ctx)
-			if err == nil && len(is) == 0 {
-				gone.Add(1)
-			}
-		}
-	}()
 	at := time.Now()
-	e.start(o.s)
+	started := make(chan struct{})
+	go func() {
+		defer close(started)
+		e.start(o.s)
+	}()
+	time.Sleep(ttl) // the first heartbeat of Start is in
+	stop := make(chan struct{})
+	gone, polled := livePoller(e, stop)
+	<-started
 	took := time.Since(at)
 	close(stop)
 	<-polled
@@ -81,5 +96,36 @@ func TestAStartLongerThanTwiceInstanceTTLKeepsTheInstanceLive(t *testing.T) {
 		if n := o.log.count(slog.LevelWarn, msg); n > 0 {
 			t.Errorf("%q logged %d times after a Start of %v:\n%s", msg, n, took.Round(time.Millisecond), o.log)
 		}
+	}
+}
+
+// A heartbeat whose read of what changed takes longer than twice
+// InstanceTTL (every schedule changed, as when a million are claimed at
+// start-up) keeps the instance live meanwhile.
+func TestAHeartbeatsLongReadOfChangesKeepsTheInstanceLive(t *testing.T) {
+	e := newSchedEnv(t)
+	const ttl = 300 * time.Millisecond
+	o := &observed{log: newCaptureHandler(), metrics: &recorder{}}
+	c := e.redis.NewClient()
+	slow := &slowPipeline{name: "zrangebyscore", delay: 5 * ttl} // the mirror's ChangedSince
+	c.AddHook(slow)
+	o.s = NewScheduler(c, SchedulerConfig{InstanceID: "slow", InstanceTTL: ttl, LeaderTTL: time.Second,
+		Logger: slog.New(o.log), Metrics: o.metrics})
+	if err := RegisterInterval(o.s, time.Hour, tick{N: 1}, WithScheduleID("hourly")); err != nil {
+		t.Fatal(err)
+	}
+	e.start(o.s)
+	slow.armed.Store(true)
+	stop := make(chan struct{})
+	gone, polled := livePoller(e, stop)
+	waitUntil(t, "the slow read", func() bool { return slow.done.Load() })
+	time.Sleep(5*ttl + 4*ttl) // the read, and heartbeats after it
+	close(stop)
+	<-polled
+	if n := gone.Load(); n > 0 {
+		t.Errorf("the instance was not live %d times", n)
+	}
+	if n := o.log.count(slog.LevelWarn, "registry record was gone"); n > 0 {
+		t.Errorf("its record was gone %d times:\n%s", n, o.log)
 	}
 }

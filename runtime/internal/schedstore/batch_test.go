@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -133,6 +134,14 @@ func TestOperationsOverManySchedulesGoInBoundedBatches(t *testing.T) {
 	scores, err := st.ChangeScores(ctx, ids)
 	if err != nil || len(scores) != n {
 		t.Fatalf("ChangeScores: %d, %v", len(scores), err)
+	}
+	changes, _, err := st.ChangedSince(ctx, w.clk.Now().Add(-time.Hour))
+	seen := map[string]bool{}
+	for _, c := range changes {
+		seen[c.ID] = true
+	}
+	if err != nil || len(seen) != n {
+		t.Fatalf("ChangedSince: %d schedules, %v", len(seen), err)
 	}
 	all, err := st.List(ctx)
 	if err != nil || len(all) != n {

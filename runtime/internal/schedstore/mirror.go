@@ -62,14 +62,21 @@ type Change struct {
 // ChangedSince returns the schedules whose state changed at or after since
 // (by the writer's clock), with the score of their latest change, and the
 // latest change time among them (since when there is none): one
-// ZRANGEBYSCORE per partition, in one pipeline.
+// ZRANGEBYSCORE per partition, in one pipeline, of at most Store.batch
+// changes each; a partition with more (every schedule changed at once, as
+// when instances start and claim them) is read whole in a round trip of
+// its own, so that no reply of every partition's changes outlasts the
+// read timeout.
 func (s *Store) ChangedSince(ctx context.Context, since time.Time) ([]Change, time.Time, error) {
 	cmds := make([]*redis.ZSliceCmd, len(s.keys.parts))
+	rng := func() *redis.ZRangeBy {
+		return &redis.ZRangeBy{Min: strconv.FormatInt(since.UnixMilli(), 10), Max: "+inf"}
+	}
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i := range s.keys.parts {
-			cmds[i] = p.ZRangeByScoreWithScores(ctx, s.keys.parts[i].changed, &redis.ZRangeBy{
-				Min: strconv.FormatInt(since.UnixMilli(), 10), Max: "+inf",
-			})
+			r := rng()
+			r.Count = int64(s.batch) + 1
+			cmds[i] = p.ZRangeByScoreWithScores(ctx, s.keys.parts[i].changed, r)
 		}
 		return nil
 	})
@@ -78,8 +85,14 @@ func (s *Store) ChangedSince(ctx context.Context, since time.Time) ([]Change, ti
 	}
 	var out []Change
 	last := since
-	for _, c := range cmds {
-		for _, z := range c.Val() {
+	for i, c := range cmds {
+		zs := c.Val()
+		if len(zs) > s.batch {
+			if zs, err = s.client.ZRangeByScoreWithScores(ctx, s.keys.parts[i].changed, rng()).Result(); err != nil {
+				return nil, since, fmt.Errorf("schedstore: changed schedules: %w", err)
+			}
+		}
+		for _, z := range zs {
 			id, _ := z.Member.(string)
 			out = append(out, Change{ID: id, At: int64(z.Score)})
 			if t := time.UnixMilli(int64(z.Score)); t.After(last) {
