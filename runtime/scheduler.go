@@ -325,6 +325,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.self.Started = s.now()
 	s.self.Declares = len(defs) > 0
+	s.self.Starting = true // until it can lead partitions (below)
 	slices.SortFunc(defs, func(a, b schedstore.Definition) int { return strings.Compare(a.ID, b.ID) })
 	own, err := compileOwn(defs, s.now())
 	if err != nil { // each compiled when registered: cannot happen
@@ -355,6 +356,15 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
 	s.mirror.anchor(s.own) // the leader's entries share the declarations compiled for the registry's created
+	// Ready to lead: the others count it in the partitions' assignment from
+	// this heartbeat on. Until then they left it out, instead of handing it
+	// partitions it could not take (left leaderless, then rescued and kept
+	// by their rescuer while the live instances stayed the same).
+	stopBeating()
+	s.self.Starting = false
+	if _, err := s.store.Heartbeat(ctx, s.self); err != nil {
+		s.beats.failed(err, "instance", s.cfg.InstanceID) // the next heartbeat says it
+	}
 	parts := newPartitions(s)
 	parts.assign(ctx) // the partitions this instance owns are contended for at once
 
@@ -535,7 +545,8 @@ func (s *Scheduler) keepAlive(ctx context.Context, inst schedstore.Instance) (st
 			s.beats.ok()
 		}
 	}()
-	return func() { cancel(); <-done }
+	var once sync.Once
+	return func() { once.Do(func() { cancel(); <-done }) }
 }
 
 // declareAll registers this instance's schedules, defs, and tells the

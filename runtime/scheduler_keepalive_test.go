@@ -2,6 +2,7 @@ package chronos
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -127,5 +128,56 @@ func TestAHeartbeatsLongReadOfChangesKeepsTheInstanceLive(t *testing.T) {
 	}
 	if n := o.log.count(slog.LevelWarn, "registry record was gone"); n > 0 {
 		t.Errorf("its record was gone %d times:\n%s", n, o.log)
+	}
+}
+
+// An instance whose Start takes longer than twice InstanceTTL gets its
+// share of the partitions once it has started, not while it declares its
+// schedules. Counted in the assignment meanwhile (its heartbeats go on), it
+// was handed partitions it could not take: they stayed leaderless until
+// the running instance rescued them, which then kept them while the live
+// instances stayed the same, so the partitions never spread.
+func TestAnInstanceGetsItsPartitionsOnceItHasStarted(t *testing.T) {
+	skipInLayoutOne(t)
+	e := newSchedEnv(t)
+	const ttl = 600 * time.Millisecond
+	reg := func(s *Scheduler) {
+		for i := range 24 {
+			if err := RegisterInterval(s, time.Hour, tick{N: i}, WithScheduleID(fmt.Sprintf("hourly-%d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	a := e.start(e.scheduler("a", SchedulerConfig{InstanceTTL: ttl}, reg))
+	waitBalanced(t, a)
+	c := e.redis.NewClient()
+	slow := &slowPipeline{name: "evalsha", delay: 5 * ttl} // b's claims
+	slow.armed.Store(true)
+	c.AddHook(slow)
+	o := &observed{log: newCaptureHandler(), metrics: &recorder{}}
+	b := NewScheduler(c, SchedulerConfig{InstanceID: "b", InstanceTTL: ttl, LeaderTTL: time.Second, Logger: slog.New(o.log)})
+	reg(b)
+	started := make(chan struct{})
+	go func() {
+		defer close(started)
+		e.start(b)
+	}()
+	var dips int // polls during b's Start that found a leading fewer than all 12
+	for done := false; !done; {
+		select {
+		case <-started:
+			done = true
+		case <-time.After(20 * time.Millisecond):
+			if len(a.led()) < len(a.parts.electors) {
+				dips++
+			}
+		}
+	}
+	if dips > 0 {
+		t.Errorf("while b started, a led fewer than every partition %d times: it handed them to b", dips)
+	}
+	waitBalanced(t, a, b)
+	if n := o.log.count(slog.LevelWarn, "lease stayed free"); n > 0 {
+		t.Errorf("b rescued %d partitions", n)
 	}
 }
