@@ -330,6 +330,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.self.Started = s.now()
 	s.self.Declares = len(defs) > 0
+	s.self.Starting = true // until it can lead partitions (below)
 	slices.SortFunc(defs, func(a, b schedstore.Definition) int { return strings.Compare(a.ID, b.ID) })
 	own, err := compileOwn(defs, s.now())
 	if err != nil { // each compiled when registered: cannot happen
@@ -353,6 +354,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
 	s.noteOtherLayout(hb.OtherLayout)
+	stopBeating := s.keepAlive(ctx, s.self)
+	defer stopBeating()
 	if err := s.declareAll(ctx, defs); err != nil {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
@@ -360,6 +363,15 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return fmt.Errorf("chronos: start scheduler: %w", err)
 	}
 	s.mirror.anchor(s.own) // the leader's entries share the declarations compiled for the registry's created
+	// Ready to lead: the others count it in the partitions' assignment from
+	// this heartbeat on. Until then they left it out, instead of handing it
+	// partitions it could not take (left leaderless, then rescued and kept
+	// by their rescuer while the live instances stayed the same).
+	stopBeating()
+	s.self.Starting = false
+	if _, err := s.store.Heartbeat(ctx, s.self); err != nil {
+		s.beats.failed(err, "instance", s.cfg.InstanceID) // the next heartbeat says it
+	}
 	parts := newPartitions(s)
 	parts.assign(ctx) // the partitions this instance owns are contended for at once
 
@@ -497,11 +509,16 @@ func (s *Scheduler) heartbeats(ctx context.Context) {
 		dataLost := time.Since(heard) < 2*s.cfg.InstanceTTL
 		heard = time.Now()
 		s.parts.assign(ctx)
+		// Declaring again, or reading what changed after every schedule did
+		// (instances starting with a million), can outlast the record:
+		// heartbeats go on meanwhile.
+		stopBeating := s.keepAlive(ctx, inst)
 		if res.Undeclared && len(s.own) > 0 {
 			s.redeclare(ctx, res, dataLost)
 		} else if err := s.mirror.update(ctx, s.store, s.own, s.declared, s.now()); err != nil && ctx.Err() == nil {
 			s.beats.failed(err, "instance", s.cfg.InstanceID, "what", "read the changed schedules")
 		}
+		stopBeating()
 	}
 }
 
@@ -539,6 +556,41 @@ func (s *Scheduler) noteOtherLayout(n int) {
 		s.log.Info("chronos: no process of another layout is seen in the namespace any more",
 			"namespace", s.cfg.Namespace, "instance", s.cfg.InstanceID, "layout", s.store.Layout().Version())
 	}
+}
+
+// keepAlive heartbeats for inst every third of InstanceTTL until the
+// function it returns is called, while Start or redeclare declares the
+// schedules, or the mirror reads what changed: with a million schedules
+// that takes minutes, and without
+// heartbeats the instance's record and declarations expired meanwhile, so
+// its partitions went to the others, the sweep could take its schedules
+// for undeclared, and the next heartbeat declared them all again (for as
+// long). What the heartbeats find missing is for the caller, which is
+// declaring, to mend.
+func (s *Scheduler) keepAlive(ctx context.Context, inst schedstore.Instance) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(s.cfg.InstanceTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if _, err := s.store.Heartbeat(ctx, inst); err != nil {
+				if ctx.Err() == nil {
+					s.beats.failed(err, "instance", s.cfg.InstanceID)
+				}
+				continue
+			}
+			s.beats.ok()
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { cancel(); <-done }) }
 }
 
 // declareAll registers this instance's schedules, defs, and tells the

@@ -31,7 +31,7 @@ type mirror struct {
 	// rare holds, by declaration index, what few schedules have: those
 	// fields of an entry that are not all empty.
 	rare map[int]*mirroredRare
-	seen time.Time // the latest change read
+	seen time.Time // the later of the latest change read and the last look
 	at   time.Time // when it was last brought up to date
 }
 
@@ -239,7 +239,14 @@ func (m *mirror) update(ctx context.Context, store *schedstore.Store, own []decl
 		}
 		m.set(i, &sc, asOf[id])
 	}
+	// The next look starts skew before the later of the latest change and
+	// this look: from the latest change alone, after every schedule changed
+	// at once (a million claimed as instances start) and nothing since,
+	// each heartbeat read all of them again.
 	m.seen, m.at = last, now
+	if now.After(last) {
+		m.seen = now
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package chronos
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -124,4 +125,53 @@ func mirroredOf(s *Scheduler, id string) (schedstore.Schedule, int64) {
 	defer s.mirror.mu.Unlock()
 	i, _ := s.declared(id)
 	return s.mirror.schedule(i, s.own[i].definition(), s.own[i].hash, s.self.Declarer()), s.mirror.entries[i].asOf
+}
+
+// changeReads counts the entries of the changed index a client reads.
+type changeReads struct{ n atomic.Int64 }
+
+func (h *changeReads) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *changeReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *changeReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cs []redis.Cmder) error {
+		err := next(ctx, cs)
+		for _, c := range cs {
+			if z, ok := c.(*redis.ZSliceCmd); ok && strings.EqualFold(c.Name(), "zrangebyscore") {
+				h.n.Add(int64(len(z.Val())))
+			}
+		}
+		return err
+	}
+}
+
+// The mirror reads a change once, not at every heartbeat while no newer
+// change comes: after a million schedules were claimed at once, as
+// instances start, each heartbeat of each instance read them all again
+// (a ZRANGEBYSCORE of a whole partition's changes, 12 per heartbeat) until
+// the first firings.
+func TestTheMirrorDoesNotReadOldChangesAgain(t *testing.T) {
+	e := newSchedEnv(t)
+	reg := func(s *Scheduler) {
+		for i := range 3 {
+			_ = RegisterInterval(s, time.Hour, tick{N: i}, WithScheduleID(fmt.Sprintf("hourly-%d", i)))
+		}
+	}
+	s := e.start(e.scheduler("a", SchedulerConfig{InstanceTTL: time.Minute}, reg)) // heartbeats every 20 s: the test looks itself
+	reads := &changeReads{}
+	s.client.AddHook(reads)
+	ctx := context.Background()
+	now := time.Now().Add(time.Minute) // the registration's changes are a minute old
+	if err := s.mirror.update(ctx, s.store, s.own, s.declared, now); err != nil {
+		t.Fatal(err)
+	}
+	first := reads.n.Load()
+	for k := range 3 {
+		if err := s.mirror.update(ctx, s.store, s.own, s.declared, now.Add(time.Duration(k+1)*5*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again := reads.n.Load() - first; again != 0 {
+		t.Fatalf("three more looks read %d changes again (the first read %d)", again, first)
+	}
 }

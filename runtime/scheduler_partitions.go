@@ -216,7 +216,8 @@ func (ps *partitions) leadingAny() bool {
 }
 
 // assign reads the live instances and the leases' holders and sets every
-// elector's mode from the assignment (see the top of this file). It does
+// elector's mode from the assignment (see the top of this file), leaving
+// out the instances that are starting (schedstore.Instance.Starting). It does
 // nothing in layout 1, nor when this instance is not among the live ones
 // (its own heartbeat did not get through: it could not tell who is gone).
 func (ps *partitions) assign(ctx context.Context) {
@@ -239,10 +240,14 @@ func (ps *partitions) assign(ctx context.Context) {
 		return
 	}
 	self := s.cfg.InstanceID
-	ids := make([]string, len(live))
+	ids := make([]string, 0, len(live))
 	score := make(map[string]int64, len(live))
-	for i, in := range live {
-		ids[i], score[in.ID] = in.ID, in.Expires
+	for _, in := range live {
+		if in.Starting && in.ID != self {
+			continue // still declaring: it could not take a partition yet
+		}
+		ids = append(ids, in.ID)
+		score[in.ID] = in.Expires
 	}
 	if !slices.Contains(ids, self) {
 		return

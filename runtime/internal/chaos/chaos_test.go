@@ -69,6 +69,9 @@ func TestMain(m *testing.M) {
 // child runs one scheduler instance until SIGTERM, logging JSON records to
 // stdout for the parent's event log.
 func child(id string) int {
+	if n, _ := strconv.Atoi(os.Getenv(scaleEnv)); n > 0 {
+		return scaleChild(id, n)
+	}
 	rdb, err := redistest.OpenURL(os.Getenv(redisEnv), clusterOptions)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

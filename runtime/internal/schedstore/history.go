@@ -111,12 +111,12 @@ func (s *Store) AppendHistory(ctx context.Context, id string, r FiringRecord, ke
 }
 
 // LastFirings returns the newest firing record of each schedule of ids
-// that has one, in pipelines of a thousand (maxPipeline).
+// that has one, pipelined (pipelinedBatches).
 func (s *Store) LastFirings(ctx context.Context, ids []string) (map[string]FiringRecord, error) {
 	cmds := make([]*redis.StringCmd, len(ids))
-	err := s.pipelined(ctx, len(ids), func(p redis.Pipeliner, i int) {
+	err := s.pipelinedBatches(ctx, len(ids), func(p redis.Pipeliner, i int) {
 		cmds[i] = p.LIndex(ctx, s.keys.history(ids[i]), 0)
-	})
+	}, nil)
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("schedstore: last firings: %w", err)
 	}

@@ -2,6 +2,7 @@ package schedstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -27,6 +28,11 @@ type Instance struct {
 	// declarations are missing it must declare them again. An instance
 	// that declares nothing publishes the digest of no declarations.
 	Declares bool
+	// Starting tells that the instance is still declaring its schedules
+	// (Scheduler.Start: minutes for a million): live for the registry, so
+	// that its claims count, but not yet able to lead a partition, so the
+	// others leave it out of the partitions' assignment (LiveInstance).
+	Starting bool
 }
 
 // Declarer returns the Declarer that Register should use for inst.
@@ -151,7 +157,7 @@ func (s *Store) Heartbeat(ctx context.Context, inst Instance) (HeartbeatResult, 
 		}
 	}
 	args = append(args, "id", inst.ID, "host", inst.Host, "pid", inst.PID, "version", inst.Version,
-		"started", ms(inst.Started), "leader", leader)
+		"started", ms(inst.Started), "leader", leader, "starting", boolArg(inst.Starting))
 	res, err := heartbeatScript.Run(ctx, s.client, keys, args...).Int64Slice()
 	if err != nil {
 		return HeartbeatResult{}, fmt.Errorf("schedstore: heartbeat %s: %w", inst.ID, err)
@@ -171,7 +177,8 @@ func (s *Store) Heartbeat(ctx context.Context, inst Instance) (HeartbeatResult, 
 func (s *Store) Deregister(ctx context.Context, id string) error {
 	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, s.keys.instances(), id)
-		p.Del(ctx, s.keys.instance(id), s.keys.decl(id))
+		// UNLINK: a million declarations are freed off Redis's main thread.
+		p.Unlink(ctx, s.keys.instance(id), s.keys.decl(id), s.keys.declNext(id))
 		return nil
 	})
 	if err == nil {
@@ -191,10 +198,13 @@ type LiveInstance struct {
 	// Expires is the score of the instance's last heartbeat: its time
 	// plus InstanceTTL, by its own clock. It moves on with every heartbeat.
 	Expires int64
+	// Starting is the instance's Starting at its last heartbeat.
+	Starting bool
 }
 
-// Live returns the live instances, by ID, with their heartbeat scores: one
-// ZRANGEBYSCORE.
+// Live returns the live instances, by ID, with their heartbeat scores and
+// whether they are starting: a ZRANGEBYSCORE, then an HGET per instance in
+// one pipeline.
 func (s *Store) Live(ctx context.Context) ([]LiveInstance, error) {
 	zs, err := s.client.ZRangeByScoreWithScores(ctx, s.keys.instances(), &redis.ZRangeBy{
 		Min: "(" + strconv.FormatInt(s.cfg.Now().UnixMilli(), 10), Max: "+inf",
@@ -203,9 +213,22 @@ func (s *Store) Live(ctx context.Context) ([]LiveInstance, error) {
 		return nil, fmt.Errorf("schedstore: live instances: %w", err)
 	}
 	out := make([]LiveInstance, len(zs))
+	starting := make([]*redis.StringCmd, len(zs))
+	if len(zs) > 0 {
+		_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, z := range zs {
+				id, _ := z.Member.(string)
+				starting[i] = p.HGet(ctx, s.keys.instance(id), "starting")
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("schedstore: live instances: %w", err)
+		}
+	}
 	for i, z := range zs {
 		id, _ := z.Member.(string)
-		out[i] = LiveInstance{ID: id, Expires: int64(z.Score)}
+		out[i] = LiveInstance{ID: id, Expires: int64(z.Score), Starting: starting[i].Val() == "1"}
 	}
 	slices.SortFunc(out, func(a, b LiveInstance) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
@@ -237,6 +260,7 @@ func (s *Store) Instances(ctx context.Context) ([]Instance, error) {
 		out = append(out, Instance{
 			ID: ids[i], Host: m["host"], PID: pid, Version: m["version"],
 			Started: msTime(m["started"]), LastSeen: msTime(m["last_seen"]), Leader: m["leader"] == "1",
+			Starting: m["starting"] == "1",
 		})
 	}
 	return out, nil

@@ -18,6 +18,7 @@ import (
 //	{<ns>}:instance:<id>       HASH  host, pid, started, last_seen, version, leader, decl_digest
 //	                                 (digest of its declarations, decldigest.go); PX = 2 × instance TTL
 //	{<ns>}:decl:<id>           HASH  schedule ID → JSON Definition declared by instance <id>; PX = 2 × instance TTL
+//	{<ns>}:decl-next:<id>      HASH  the same, while Register writes it in batches before swapping it in; PX = 2 × instance TTL
 //	{<ns>}:sweep               HASH  full, confirmed: what the last full sweep vouches for (sweepmemo.go)
 //	{<ns>}:isolated-instances  SET   (versions before in-process isolated schedules) instances with a
 //	                                 queue isolated:<instance> of their own (legacy.go)
@@ -95,7 +96,8 @@ func cutID(key, prefix string) (string, bool) {
 }
 
 // IsControl reports whether key is one of the registry's control keys of
-// namespace ns (instances, an instance's record or declarations, the sweep
+// namespace ns (instances, an instance's record or declarations, written
+// or being written, the sweep
 // record, the legacy isolated set): keys that stay under the control tag
 // in every layout.
 func IsControl(ns, key string) bool {
@@ -106,7 +108,8 @@ func IsControl(ns, key string) bool {
 	}
 	_, inst := cutID(key, k.instance(""))
 	_, decl := cutID(key, k.decl(""))
-	return inst || decl
+	_, next := cutID(key, k.declNext(""))
+	return inst || decl || next
 }
 
 // LegacyIsolatedSet is the control key listing, in a namespace of versions
@@ -126,8 +129,11 @@ func (k keys) history(id string) string    { return k.of(id).prefix + "history:"
 func (k keys) instances() string           { return k.control + "instances" }
 func (k keys) instance(id string) string   { return k.control + "instance:" + id }
 func (k keys) decl(instance string) string { return k.control + "decl:" + instance }
-func (k keys) sweep() string               { return k.control + "sweep" }
-func (k keys) legacyIsolated() string      { return k.control + "isolated-instances" }
+func (k keys) declNext(instance string) string {
+	return k.control + "decl-next:" + instance
+}
+func (k keys) sweep() string          { return k.control + "sweep" }
+func (k keys) legacyIsolated() string { return k.control + "isolated-instances" }
 
 // legacyQueue names the queue keys of versions before partitions, where
 // the legacy isolated queues live.

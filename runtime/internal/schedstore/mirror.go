@@ -62,14 +62,21 @@ type Change struct {
 // ChangedSince returns the schedules whose state changed at or after since
 // (by the writer's clock), with the score of their latest change, and the
 // latest change time among them (since when there is none): one
-// ZRANGEBYSCORE per partition, in one pipeline.
+// ZRANGEBYSCORE per partition, in one pipeline, of at most Store.batch
+// changes each; a partition with more (every schedule changed at once, as
+// when instances start and claim them) is read whole in a round trip of
+// its own, so that no reply of every partition's changes outlasts the
+// read timeout.
 func (s *Store) ChangedSince(ctx context.Context, since time.Time) ([]Change, time.Time, error) {
 	cmds := make([]*redis.ZSliceCmd, len(s.keys.parts))
+	rng := func() *redis.ZRangeBy {
+		return &redis.ZRangeBy{Min: strconv.FormatInt(since.UnixMilli(), 10), Max: "+inf"}
+	}
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i := range s.keys.parts {
-			cmds[i] = p.ZRangeByScoreWithScores(ctx, s.keys.parts[i].changed, &redis.ZRangeBy{
-				Min: strconv.FormatInt(since.UnixMilli(), 10), Max: "+inf",
-			})
+			r := rng()
+			r.Count = int64(s.batch) + 1
+			cmds[i] = p.ZRangeByScoreWithScores(ctx, s.keys.parts[i].changed, r)
 		}
 		return nil
 	})
@@ -78,8 +85,14 @@ func (s *Store) ChangedSince(ctx context.Context, since time.Time) ([]Change, ti
 	}
 	var out []Change
 	last := since
-	for _, c := range cmds {
-		for _, z := range c.Val() {
+	for i, c := range cmds {
+		zs := c.Val()
+		if len(zs) > s.batch {
+			if zs, err = s.client.ZRangeByScoreWithScores(ctx, s.keys.parts[i].changed, rng()).Result(); err != nil {
+				return nil, since, fmt.Errorf("schedstore: changed schedules: %w", err)
+			}
+		}
+		for _, z := range zs {
 			id, _ := z.Member.(string)
 			out = append(out, Change{ID: id, At: int64(z.Score)})
 			if t := time.UnixMilli(int64(z.Score)); t.After(last) {
@@ -91,37 +104,44 @@ func (s *Store) ChangedSince(ctx context.Context, since time.Time) ([]Change, ti
 }
 
 // ChangeScores returns the changed-index score of each of ids (0: none):
-// one ZMSCORE per partition, in one pipeline. Read before the schedules
+// one ZMSCORE per partition for each batch of batchSize IDs, a pipeline
+// per batch. Read before the schedules
 // themselves, a score is a lower bound of the change their state holds.
 func (s *Store) ChangeScores(ctx context.Context, ids []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	byPart := make([][]string, len(s.keys.parts))
-	for _, id := range ids {
-		p := s.PartitionOf(id)
-		byPart[p] = append(byPart[p], id)
-	}
-	cmds := make([]*redis.FloatSliceCmd, len(s.keys.parts))
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, part := range byPart {
-			if len(part) > 0 {
-				cmds[i] = p.ZMScore(ctx, s.keys.parts[i].changed, part...)
+	err := s.inBatches(len(ids), func(lo, hi int) error {
+		byPart := make([][]string, len(s.keys.parts))
+		for _, id := range ids[lo:hi] {
+			p := s.PartitionOf(id)
+			byPart[p] = append(byPart[p], id)
+		}
+		cmds := make([]*redis.FloatSliceCmd, len(s.keys.parts))
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, part := range byPart {
+				if len(part) > 0 {
+					cmds[i] = p.ZMScore(ctx, s.keys.parts[i].changed, part...)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i, c := range cmds {
+			if c == nil {
+				continue
+			}
+			for k, sc := range c.Val() {
+				out[byPart[i][k]] = int64(sc)
 			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: change scores: %w", err)
-	}
-	for i, c := range cmds {
-		if c == nil {
-			continue
-		}
-		for k, sc := range c.Val() {
-			out[byPart[i][k]] = int64(sc)
-		}
 	}
 	return out, nil
 }
@@ -138,13 +158,14 @@ var mirrorFields = []string{
 // GetStates returns the schedules of ids that exist without their
 // definitions: the creation and definition-change times, the retirement,
 // the trigger state and the pauses, of the whole schedule and of the jobs
-// jobs(id) names. One HMGET per schedule, in pipelines of a thousand. It is what an
-// instance remembers of the schedules it declares (it has their
+// jobs(id) names. One HMGET per schedule, pipelined (pipelinedBatches).
+// It is what an instance remembers of the schedules it declares (it has their
 // definitions itself), read without the definitions' fields and JSON.
 func (s *Store) GetStates(ctx context.Context, ids []string, jobs func(id string) []string) (map[string]Schedule, error) {
 	cmds := make([]*redis.SliceCmd, len(ids))
 	names := make([][]string, len(ids))
-	err := s.pipelined(ctx, len(ids), func(p redis.Pipeliner, i int) {
+	out := make(map[string]Schedule, len(ids))
+	err := s.pipelinedBatches(ctx, len(ids), func(p redis.Pipeliner, i int) {
 		id := ids[i]
 		names[i] = mirrorFields
 		if js := jobs(id); len(js) > 0 {
@@ -154,27 +175,27 @@ func (s *Store) GetStates(ctx context.Context, ids []string, jobs func(id string
 			}
 		}
 		cmds[i] = p.HMGet(ctx, s.keys.sched(id), names[i]...)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("schedstore: get the state of %d schedules: %w", len(ids), err)
-	}
-	out := make(map[string]Schedule, len(ids))
-	for i, c := range cmds {
-		vals := c.Val()
+	}, func(i int) error {
+		vals, fields := cmds[i].Val(), names[i]
+		cmds[i], names[i] = nil, nil
 		if len(vals) == 0 || vals[0] == nil {
-			continue // no such schedule
+			return nil // no such schedule
 		}
 		m := make(map[string]string, len(vals))
 		for k, v := range vals {
 			if str, ok := v.(string); ok {
-				m[names[i][k]] = str
+				m[fields[k]] = str
 			}
 		}
 		sc, err := decodeSchedule(m)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out[sc.ID] = sc
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: get the state of %d schedules: %w", len(ids), err)
 	}
 	return out, nil
 }

@@ -2,18 +2,13 @@ package schedstore
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/chronos-go/chronos/runtime/internal/leader"
 )
-
-// maxPipeline is the most commands the store sends in one pipeline where
-// their count grows with the schedules: a thousand scripts take Redis tens
-// of milliseconds, well inside any client's timeouts, and the round trips
-// they cost are a thousandth of the commands.
-const maxPipeline = 1000
 
 // scriptCall is one invocation of a script in a pipeline.
 type scriptCall struct {
@@ -32,8 +27,65 @@ type waitFor struct {
 	info  string // INFO replication, read in the same pipeline
 }
 
+// batchSize is the most commands a pipeline over many schedules sends at
+// once (registering, reading states, listing, seeding, sweeping): more go
+// in several pipelines, one after the other. One pipeline per operation
+// over a million schedules took longer to write and to answer than a
+// client's write and read timeouts (a deadline covers a whole pipeline),
+// so Start failed and retried forever; batches keep each round trip short
+// whatever the registry's size. Store.batch, which tests lower, is it.
+const batchSize = 5000
+
+// inBatches calls f for the ranges [lo, hi) of n items, s.batch at a
+// time, in order, until one fails.
+func (s *Store) inBatches(n int, f func(lo, hi int) error) error {
+	for lo := 0; lo < n; lo += s.batch {
+		if err := f(lo, min(lo+s.batch, n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pipelinedBatches queues the commands of n items (add(p, i) those of item
+// i) in pipelines of Store.batch items, one after the other, and after each
+// pipeline calls read(i) for its items (read may be nil), so that a caller
+// decodes a batch's replies and drops them before the next. A redis.Nil
+// reply does not stop it; it is returned at the end, as Pipelined returns
+// it. Any other error, or read's, stops it and is returned: the batches
+// before ran.
+func (s *Store) pipelinedBatches(ctx context.Context, n int, add func(p redis.Pipeliner, i int), read func(i int) error) error {
+	var nilErr error
+	err := s.inBatches(n, func(lo, hi int) error {
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i := lo; i < hi; i++ {
+				add(p, i)
+			}
+			return nil
+		})
+		if errors.Is(err, redis.Nil) {
+			nilErr, err = err, nil
+		}
+		if err != nil || read == nil {
+			return err
+		}
+		for i := lo; i < hi; i++ {
+			if err := read(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return nilErr
+}
+
 // evalPipelined runs script once per call in one pipeline and returns the
-// commands in call order. Pipelined EVALSHA cannot fall back to EVAL, so
+// commands in call order; without w, more than batchSize calls go in
+// batches of that many (the error returned then comes from the first batch
+// that failed: the batches before it ran). Pipelined EVALSHA cannot fall back to EVAL, so
 // calls that meet NOSCRIPT (Redis restarted, or a replica was promoted,
 // with an empty script cache: they did not run) are sent again once the
 // script is loaded; the script is not loaded up front, which would cost a
@@ -43,23 +95,24 @@ type waitFor struct {
 // one slot, whose master's own client carries the pipeline on a cluster
 // (leader.Primary). Errors of individual calls are left in their commands;
 // the error returned is a connection failure that reached none of them.
-//
-// Without w, calls are sent maxPipeline at a time: a pipeline that Redis
-// takes longer to run than the client's write timeout (go-redis: 3 s by
-// default) fails with an i/o timeout while its writes wait on a full
-// socket, as registering 1,000,000 schedules in one pipeline did.
 func (s *Store) evalPipelined(ctx context.Context, script *redis.Script, calls []scriptCall, w *waitFor) ([]*redis.Cmd, error) {
-	if w == nil && len(calls) > maxPipeline {
-		cmds := make([]*redis.Cmd, 0, len(calls))
-		for start := 0; start < len(calls); start += maxPipeline {
-			part, err := s.evalPipelined(ctx, script, calls[start:min(start+maxPipeline, len(calls))], nil)
-			if err != nil {
-				return nil, err
-			}
-			cmds = append(cmds, part...)
-		}
-		return cmds, nil
+	if w != nil || len(calls) <= s.batch {
+		return s.evalPipeline(ctx, script, calls, w)
 	}
+	cmds := make([]*redis.Cmd, 0, len(calls))
+	err := s.inBatches(len(calls), func(lo, hi int) error {
+		c, err := s.evalPipeline(ctx, script, calls[lo:hi], nil)
+		cmds = append(cmds, c...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cmds, nil
+}
+
+// evalPipeline is evalPipelined in one pipeline.
+func (s *Store) evalPipeline(ctx context.Context, script *redis.Script, calls []scriptCall, w *waitFor) ([]*redis.Cmd, error) {
 	client := s.client
 	if w != nil && len(calls) > 0 {
 		var err error
@@ -122,28 +175,4 @@ func (s *Store) evalPipelined(ctx context.Context, script *redis.Script, calls [
 func isScriptErr(err error) bool {
 	_, ok := err.(redis.Error)
 	return ok
-}
-
-// pipelined calls add(p, i) for every i below n, sending the commands in
-// pipelines of maxPipeline (see evalPipelined for why). It returns the
-// first error of a failed command, as go-redis's Pipelined does, but goes
-// on through the other pipelines unless the connection failed: the
-// callers read the commands they added, each holding its own error.
-func (s *Store) pipelined(ctx context.Context, n int, add func(p redis.Pipeliner, i int)) error {
-	var first error
-	for start := 0; start < n; start += maxPipeline {
-		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i := start; i < min(start+maxPipeline, n); i++ {
-				add(p, i)
-			}
-			return nil
-		})
-		if err != nil && !isScriptErr(err) {
-			return err
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	return first
 }

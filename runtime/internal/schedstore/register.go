@@ -3,6 +3,7 @@ package schedstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -87,6 +88,54 @@ if revived > 0 then return 2 end
 return 1
 `)
 
+// swapDeclScript puts an instance's declarations written to their own key
+// in place of its declarations, with their digest.
+//
+//	KEYS[1] declarations, KEYS[2] the new ones, KEYS[3] instance hash
+//	ARGV[1] digest, ARGV[2] TTL (ms), ARGV[3] "1" if there are any
+//
+// Returns 0, changing nothing, when there are new declarations and their
+// key is gone (expired), else 1.
+var swapDeclScript = redis.NewScript(`
+local any = ARGV[3] == '1'
+if any and redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+redis.call('UNLINK', KEYS[1])
+if any then
+  redis.call('RENAME', KEYS[2], KEYS[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+redis.call('HSET', KEYS[3], '` + fieldDeclDigest + `', ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
+return 1
+`)
+
+// zaddBatches adds marks, each to the schedules index of its member's
+// partition, batchSize members a pipeline; gt adds them with GT (a score
+// never moves back).
+func (s *Store) zaddBatches(ctx context.Context, marks []redis.Z, gt bool) error {
+	return s.inBatches(len(marks), func(lo, hi int) error {
+		byPart := make([][]redis.Z, len(s.keys.parts))
+		for _, z := range marks[lo:hi] {
+			id, _ := z.Member.(string)
+			p := s.PartitionOf(id)
+			byPart[p] = append(byPart[p], z)
+		}
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, zs := range byPart {
+				switch {
+				case len(zs) == 0:
+				case gt:
+					p.ZAddArgs(ctx, s.keys.parts[i].schedules, redis.ZAddArgs{GT: true, Members: zs})
+				default:
+					p.ZAdd(ctx, s.keys.parts[i].schedules, zs...)
+				}
+			}
+			return nil
+		})
+		return err
+	})
+}
+
 // current is what the store holds about a schedule's declarer.
 type current struct {
 	exists   bool
@@ -124,36 +173,43 @@ func (s *Store) Register(ctx context.Context, d Declarer, defs []Definition) (Re
 	now := s.cfg.Now()
 
 	// The declarations, replaced as a whole, and their digest (which tells
-	// the leader's Sweep that they changed): one MULTI on control keys.
-	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, s.keys.decl(d.InstanceID))
-		p.HSet(ctx, s.keys.instance(d.InstanceID), fieldDeclDigest, declDigest(encoded))
-		p.PExpire(ctx, s.keys.instance(d.InstanceID), 2*s.cfg.InstanceTTL)
-		if len(decl) > 0 {
-			p.HSet(ctx, s.keys.decl(d.InstanceID), decl...)
-			p.PExpire(ctx, s.keys.decl(d.InstanceID), 2*s.cfg.InstanceTTL)
-		}
-		return nil
+	// the leader's Sweep that they changed). They are written to a key of
+	// their own, batchSize at a time, then swapped in with the digest by
+	// one script on the control keys: a million of them in one HSET (and
+	// the DEL of the last ones) held Redis for most of a second each and
+	// outlasted a client's timeouts. The hash replaced is UNLINKed: freed
+	// off Redis's main thread.
+	next := s.keys.declNext(d.InstanceID)
+	ttl := (2 * s.cfg.InstanceTTL).Milliseconds()
+	err := s.inBatches(len(decl)/2, func(lo, hi int) error {
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			if lo == 0 {
+				p.Unlink(ctx, next) // what a registration that failed midway left
+			}
+			p.HSet(ctx, next, decl[2*lo:2*hi]...)
+			p.PExpire(ctx, next, 2*s.cfg.InstanceTTL)
+			return nil
+		})
+		return err
 	})
+	if err != nil {
+		return res, fmt.Errorf("schedstore: register %s: declarations: %w", d.InstanceID, err)
+	}
+	swapped, err := swapDeclScript.Run(ctx, s.client, []string{s.keys.decl(d.InstanceID), next, s.keys.instance(d.InstanceID)},
+		declDigest(encoded), ttl, boolArg(len(decl) > 0)).Int()
+	if err == nil && swapped == 0 {
+		err = errors.New("the declarations written expired before they were swapped in")
+	}
 	if err != nil {
 		return res, fmt.Errorf("schedstore: register %s: declarations: %w", d.InstanceID, err)
 	}
 	// "Declared now" marks, in each schedule's partition's index.
 	if len(byID) > 0 {
-		marks := make([][]redis.Z, len(s.keys.parts))
+		marks := make([]redis.Z, 0, len(byID))
 		for id := range byID {
-			p := s.PartitionOf(id)
-			marks[p] = append(marks[p], redis.Z{Score: float64(now.UnixMilli()), Member: id})
+			marks = append(marks, redis.Z{Score: float64(now.UnixMilli()), Member: id})
 		}
-		_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, zs := range marks {
-				if len(zs) > 0 {
-					p.ZAdd(ctx, s.keys.parts[i].schedules, zs...)
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := s.zaddBatches(ctx, marks, false); err != nil {
 			return res, fmt.Errorf("schedstore: register %s: declared marks: %w", d.InstanceID, err)
 		}
 	}
@@ -234,31 +290,39 @@ const (
 	claimRevived                    // in force again: it was retired
 )
 
-// claim runs the claims in one pipeline and reports what each did.
+// claim runs the claims, a pipeline per batch (the arguments of a batch
+// are made for it, not those of every claim at once), and reports what
+// each did.
 func (s *Store) claim(ctx context.Context, now time.Time, claims []claim) ([]claimResult, error) {
 	if len(claims) == 0 {
 		return nil, nil
 	}
-	calls := make([]scriptCall, len(claims))
-	for i, cl := range claims {
-		args, err := claimArgs(now, cl)
-		if err != nil {
-			return nil, err
-		}
-		pk := s.keys.of(cl.def.ID)
-		calls[i] = scriptCall{keys: []string{s.keys.sched(cl.def.ID), pk.schedules, pk.changed}, args: args}
-	}
-	cmds, err := s.evalPipelined(ctx, claimScript, calls, nil)
-	if err != nil {
-		return nil, fmt.Errorf("claim: %w", err)
-	}
 	out := make([]claimResult, len(claims))
-	for i, c := range cmds {
-		n, err := c.Int()
-		if err != nil {
-			return nil, fmt.Errorf("claim %q: %w", claims[i].def.ID, err)
+	err := s.inBatches(len(claims), func(lo, hi int) error {
+		calls := make([]scriptCall, hi-lo)
+		for i, cl := range claims[lo:hi] {
+			args, err := claimArgs(now, cl)
+			if err != nil {
+				return err
+			}
+			pk := s.keys.of(cl.def.ID)
+			calls[i] = scriptCall{keys: []string{s.keys.sched(cl.def.ID), pk.schedules, pk.changed}, args: args}
 		}
-		out[i] = claimResult(n)
+		cmds, err := s.evalPipelined(ctx, claimScript, calls, nil)
+		if err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		for i, c := range cmds {
+			n, err := c.Int()
+			if err != nil {
+				return fmt.Errorf("claim %q: %w", claims[lo+i].def.ID, err)
+			}
+			out[lo+i] = claimResult(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -295,27 +359,20 @@ func claimArgs(now time.Time, cl claim) ([]any, error) {
 	return args, nil
 }
 
-// readCurrent reads the declarer and definition hash of ids in one pipeline.
+// readCurrent reads the declarer and definition hash of ids, pipelined
+// (pipelinedBatches).
 func (s *Store) readCurrent(ctx context.Context, ids []string) (map[string]current, error) {
 	cmds := make([]*redis.SliceCmd, len(ids))
-	for start := 0; start < len(ids); start += maxPipeline {
-		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i := start; i < min(start+maxPipeline, len(ids)); i++ {
-				cmds[i] = p.HMGet(ctx, s.keys.sched(ids[i]), FieldDeclaredBy, FieldDeclaredVersion, FieldDeclaredStart, FieldDefHash, FieldID, FieldRetired)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("schedstore: read declarers: %w", err)
-		}
-	}
 	out := make(map[string]current, len(ids))
-	for i, c := range cmds {
-		v := c.Val()
+	err := s.pipelinedBatches(ctx, len(ids), func(p redis.Pipeliner, i int) {
+		cmds[i] = p.HMGet(ctx, s.keys.sched(ids[i]), FieldDeclaredBy, FieldDeclaredVersion, FieldDeclaredStart, FieldDefHash, FieldID, FieldRetired)
+	}, func(i int) error {
+		v := cmds[i].Val()
+		cmds[i] = nil
 		str := func(j int) string { s, _ := v[j].(string); return s }
 		if len(v) != 6 || v[4] == nil {
 			out[ids[i]] = current{}
-			continue
+			return nil
 		}
 		out[ids[i]] = current{
 			exists:   true,
@@ -324,6 +381,10 @@ func (s *Store) readCurrent(ctx context.Context, ids []string) (map[string]curre
 			hash:     str(3),
 			retired:  v[5] != nil,
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schedstore: read declarers: %w", err)
 	}
 	return out, nil
 }

@@ -76,6 +76,8 @@ type Store struct {
 	memo        sweepMemo            // this Store's last full sweep
 	orphanSince map[string]time.Time // when a full pass first saw a schedule no live instance declares
 
+	batch int // the most commands of a pipeline over many schedules (batchSize)
+
 	reqSeq requestSeq // orders the IDs of requests made in the same millisecond
 }
 
@@ -100,7 +102,7 @@ func New(client redis.UniversalClient, cfg Config) *Store {
 		cfg.Layout = keyspace.Single(cfg.Namespace)
 	}
 	cfg.Namespace = cfg.Layout.Namespace()
-	return &Store{client: client, cfg: cfg, keys: keysFor(cfg.Layout), orphanSince: map[string]time.Time{}}
+	return &Store{client: client, cfg: cfg, keys: keysFor(cfg.Layout), orphanSince: map[string]time.Time{}, batch: batchSize}
 }
 
 // Namespace returns the store's namespace.
@@ -212,25 +214,28 @@ func (s *Store) Get(ctx context.Context, id string) (Schedule, error) {
 	return decodeSchedule(m)
 }
 
-// GetMany returns the schedules of ids that exist, in pipelines of a thousand.
+// GetMany returns the schedules of ids that exist, in one round trip per
+// batchSize of them.
 func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]Schedule, error) {
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
-	err := s.pipelined(ctx, len(ids), func(p redis.Pipeliner, i int) {
+	out := make(map[string]Schedule, len(ids))
+	err := s.pipelinedBatches(ctx, len(ids), func(p redis.Pipeliner, i int) {
 		cmds[i] = p.HGetAll(ctx, s.keys.sched(ids[i]))
+	}, func(i int) error {
+		m := cmds[i].Val()
+		cmds[i] = nil
+		if len(m) == 0 {
+			return nil
+		}
+		sc, err := decodeSchedule(m)
+		if err != nil {
+			return err
+		}
+		out[sc.ID] = sc
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: get %d schedules: %w", len(ids), err)
-	}
-	out := make(map[string]Schedule, len(ids))
-	for _, c := range cmds {
-		if len(c.Val()) == 0 {
-			continue
-		}
-		sc, err := decodeSchedule(c.Val())
-		if err != nil {
-			return nil, err
-		}
-		out[sc.ID] = sc
 	}
 	return out, nil
 }
@@ -265,25 +270,27 @@ func (s *Store) ListPartition(ctx context.Context, p int) ([]Schedule, error) {
 	return s.list(ctx, ids)
 }
 
-// list reads the hashes of ids in pipelines of a thousand.
+// list reads the hashes of ids, pipelined (pipelinedBatches).
 func (s *Store) list(ctx context.Context, ids []string) ([]Schedule, error) {
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
-	err := s.pipelined(ctx, len(ids), func(p redis.Pipeliner, i int) {
+	out := make([]Schedule, 0, len(ids))
+	err := s.pipelinedBatches(ctx, len(ids), func(p redis.Pipeliner, i int) {
 		cmds[i] = p.HGetAll(ctx, s.keys.sched(ids[i]))
+	}, func(i int) error {
+		m := cmds[i].Val()
+		cmds[i] = nil
+		if len(m) == 0 {
+			return nil // retired between the two reads
+		}
+		sc, err := decodeSchedule(m)
+		if err != nil {
+			return err
+		}
+		out = append(out, sc)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schedstore: list: %w", err)
-	}
-	out := make([]Schedule, 0, len(ids))
-	for _, c := range cmds {
-		if len(c.Val()) == 0 {
-			continue // retired between the two reads
-		}
-		sc, err := decodeSchedule(c.Val())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sc)
 	}
 	sortByID(out)
 	return out, nil

@@ -151,28 +151,41 @@ type declarations struct {
 // then the score moves up to what the record says, before the record is
 // replaced (handOver writes the marks).
 func (s *Store) readDeclarations(ctx context.Context, now time.Time, live []liveInstance, rec sweepRecord) (declarations, error) {
-	decls := make([]*redis.StringSliceCmd, len(live))
-	index := make([]*redis.ZSliceCmd, len(s.keys.parts))
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, in := range live {
-			decls[i] = p.HKeys(ctx, s.keys.decl(in.id))
+	// A round trip per instance's declarations and per batch of each
+	// partition's index: with a million schedules, one pipeline of them all
+	// answered tens of megabytes, more than a read timeout allows.
+	decls := make([][]string, len(live))
+	for i, in := range live {
+		var err error
+		if decls[i], err = s.client.HKeys(ctx, s.keys.decl(in.id)).Result(); err != nil {
+			return declarations{}, fmt.Errorf("schedstore: sweep: read the declarations of %s: %w", in.id, err)
 		}
-		for i := range s.keys.parts {
-			index[i] = p.ZRangeWithScores(ctx, s.keys.parts[i].schedules, 0, -1)
-		}
-		return nil
-	})
-	if err != nil {
-		return declarations{}, fmt.Errorf("schedstore: sweep: read: %w", err)
 	}
+	// ZSCAN, not ranges by rank: the marks move members while it reads,
+	// and a scan returns every member present throughout (some twice).
 	var zs []redis.Z
-	for _, c := range index {
-		zs = append(zs, c.Val()...)
+	for i := range s.keys.parts {
+		for cursor := uint64(0); ; {
+			kv, next, err := s.client.ZScan(ctx, s.keys.parts[i].schedules, cursor, "", int64(s.batch)).Result()
+			if err != nil {
+				return declarations{}, fmt.Errorf("schedstore: sweep: read: %w", err)
+			}
+			for k := 0; k+1 < len(kv); k += 2 {
+				score, err := strconv.ParseFloat(kv[k+1], 64)
+				if err != nil {
+					return declarations{}, fmt.Errorf("schedstore: sweep: read: score of %q: %w", kv[k], err)
+				}
+				zs = append(zs, redis.Z{Member: kv[k], Score: score})
+			}
+			if cursor = next; cursor == 0 {
+				break
+			}
+		}
 	}
 	d := declarations{byID: map[string][]Declarer{}, lastDeclared: make(map[string]int64, len(zs))}
 	for i, in := range live {
 		dr := in.declarer()
-		for _, sid := range decls[i].Val() {
+		for _, sid := range decls[i] {
 			d.byID[sid] = append(d.byID[sid], dr)
 		}
 	}
@@ -231,25 +244,16 @@ func (s *Store) handOver(ctx context.Context, now time.Time, d declarations) (ha
 	// sweep that finds nothing changed moves its confirmed time on. The
 	// definitions to hand over, from their new declarers.
 	nowMs := now.UnixMilli()
+	if err := s.zaddBatches(ctx, d.marks, true); err != nil {
+		return nil, nil, false, fmt.Errorf("schedstore: sweep: %w", err)
+	}
+	if err := s.client.HSet(ctx, s.keys.sweep(), "full", nowMs, "confirmed", nowMs).Err(); err != nil {
+		return nil, nil, false, fmt.Errorf("schedstore: sweep: %w", err)
+	}
 	defCmds := make([]*redis.StringCmd, len(hands))
-	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		marks := make([][]redis.Z, len(s.keys.parts))
-		for _, z := range d.marks {
-			id, _ := z.Member.(string)
-			i := s.PartitionOf(id)
-			marks[i] = append(marks[i], z)
-		}
-		for i, zs := range marks {
-			if len(zs) > 0 {
-				p.ZAddArgs(ctx, s.keys.parts[i].schedules, redis.ZAddArgs{GT: true, Members: zs})
-			}
-		}
-		p.HSet(ctx, s.keys.sweep(), "full", nowMs, "confirmed", nowMs)
-		for i, h := range hands {
-			defCmds[i] = p.HGet(ctx, s.keys.decl(h.by.InstanceID), h.id)
-		}
-		return nil
-	})
+	err = s.pipelinedBatches(ctx, len(hands), func(p redis.Pipeliner, i int) {
+		defCmds[i] = p.HGet(ctx, s.keys.decl(hands[i].by.InstanceID), hands[i].id)
+	}, nil)
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, nil, false, fmt.Errorf("schedstore: sweep: %w", err)
 	}
