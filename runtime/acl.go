@@ -20,7 +20,7 @@ var aclCommands = []string{
 	"+wait", "+info|replication",
 	// Keys (limited to the namespace by the key patterns).
 	"+scan",
-	"+del", "+exists", "+get", "+set", "+incr", "+pexpire", "+pttl", "+type",
+	"+del", "+unlink", "+rename", "+exists", "+get", "+set", "+incr", "+pexpire", "+pttl", "+type",
 	"+hdel", "+hexists", "+hget", "+hgetall", "+hkeys", "+hlen", "+hmget", "+hscan", "+hset", "+hsetnx",
 	"+lindex", "+lpush", "+lrange", "+ltrim",
 	"+sadd", "+scard", "+sismember", "+smembers", "+srandmember", "+srem",

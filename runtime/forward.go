@@ -43,10 +43,18 @@ func (s *Server) forwardLoop() {
 		select {
 		case <-s.stop:
 			return
-		case m := <-wake:
+		case m, ok := <-wake:
+			if !ok {
+				// The subscription ended (its client was closed): go on
+				// with the timer alone until stopped.
+				wake = nil
+				break
+			}
 			f.woken(m.Channel)
 			for len(wake) > 0 { // every wake-up already queued, in one pass
-				f.woken((<-wake).Channel)
+				if m, ok := <-wake; ok {
+					f.woken(m.Channel)
+				}
 			}
 		case <-timer.C:
 		}
